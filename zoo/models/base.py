@@ -1,0 +1,84 @@
+"""`NLIModel`: what every model of the zoo shares (inputs, masks, embeddings, logits, explanations)."""
+
+import numpy as np
+import keras
+from keras import ops
+
+from zoo.layers.embedding import WordEmbedding
+from zoo.layers.masking import padding_mask
+
+
+class NLIModel(keras.Model):
+    """Base class: premise and hypothesis token ids in, three-way logits out.
+
+    Subclasses implement `match(premise, hypothesis, premise_mask, hypothesis_mask, training)`, which
+    receives embedded word vectors and boolean masks (computed once here) and returns a dict with at
+    least `"logits"` and, where the model attends, `"attention"` `[B, Lh, Lp]`.
+
+    Args:
+        vocabulary_size: number of token ids (0 is padding).
+        embedding_dim: word vector size.
+        tunable_words: `"all"`, `"none"` or `"oov"` (see `WordEmbedding`).
+        num_tunable: with `"oov"`, the number of tunable word vectors.
+        num_classes: output classes (3 for SNLI).
+    """
+
+    def __init__(self, vocabulary_size, embedding_dim=300, tunable_words="all", num_tunable=0,
+                 num_classes=3, **kwargs):
+        super().__init__(**kwargs)
+        self.vocabulary_size = vocabulary_size
+        self.embedding_dim = embedding_dim
+        self.tunable_words = tunable_words
+        self.num_tunable = num_tunable
+        self.num_classes = num_classes
+        self.embedding = WordEmbedding(vocabulary_size, embedding_dim, tunable_words=tunable_words,
+                                       num_tunable=num_tunable, name="word_embedding")
+
+    # Forward pass ---------------------------------------------------------------------------------
+    def forward(self, inputs, training=False):
+        premise_ids, hypothesis_ids = inputs["premise"], inputs["hypothesis"]
+        premise_mask = padding_mask(premise_ids)        # [B, Lp]
+        hypothesis_mask = padding_mask(hypothesis_ids)  # [B, Lh]
+        outputs = self.match(
+            self.embedding(premise_ids), self.embedding(hypothesis_ids),  # [B, Lp, E], [B, Lh, E]
+            premise_mask, hypothesis_mask, training=training)
+        outputs["logits"] = ops.cast(outputs["logits"], "float32")
+        return outputs
+
+    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
+        raise NotImplementedError
+
+    def call(self, inputs, training=False):
+        return self.forward(inputs, training=training)["logits"]
+
+    def explain(self, inputs):
+        """Logits, probabilities and the model's attention maps for a batch (inference mode)."""
+        outputs = self.forward(inputs, training=False)
+        outputs["probabilities"] = ops.softmax(outputs["logits"], axis=-1)
+        return outputs
+
+    # Helpers --------------------------------------------------------------------------------------
+    def build_with_dummy_batch(self):
+        """Creates every weight by running a tiny batch through the model."""
+        dummy = {"premise": np.ones((1, 3), "int32"), "hypothesis": np.ones((1, 2), "int32")}
+        self(dummy, training=False)
+        return self
+
+    def set_embeddings(self, matrix, tunable_mask=None):
+        """Loads pretrained word vectors `[vocabulary_size, embedding_dim]` (see `WordEmbedding.set_vectors`)."""
+        if not self.embedding.built:
+            self.build_with_dummy_batch()
+        self.embedding.set_vectors(matrix, tunable_mask)
+
+    def count_params_without_embeddings(self):
+        """Trainable parameters outside the word embedding table: the papers' |θ|_M."""
+        embedding_ids = {id(w) for w in self.embedding.weights}
+        return int(sum(np.prod(w.shape) for w in self.trainable_weights if id(w) not in embedding_ids))
+
+    # Config ---------------------------------------------------------------------------------------
+    def get_config(self):
+        config = super().get_config()
+        config.update(vocabulary_size=self.vocabulary_size, embedding_dim=self.embedding_dim,
+                      tunable_words=self.tunable_words, num_tunable=self.num_tunable,
+                      num_classes=self.num_classes)
+        return config

@@ -1,0 +1,149 @@
+"""Model registry: names from the papers mapped to model classes and their published presets.
+
+Example:
+```python
+import zoo
+zoo.list_models("rocktaschel*")
+model = zoo.create_model("rocktaschel_wbw", vocabulary_size=1000, embedding_dim=50)
+zoo.get_preset("rocktaschel_wbw")["train"]["learning_rate"]
+```
+"""
+
+import copy
+import fnmatch
+
+_REGISTRY = {}
+
+# Training settings every preset starts from; a model's registration overrides what its paper gives.
+DEFAULT_TRAIN = {
+    "optimizer": "adam",
+    "learning_rate": 1e-3,
+    "beta_1": 0.9,
+    "beta_2": 0.999,
+    "batch_size": 32,
+    "clipnorm": None,
+    "epochs": 20,
+    "patience": 3,
+    "lr_decay": None,
+}
+DEFAULT_DATA = {
+    "oov": "rocktaschel",
+    "lowercase": True,
+    "max_premise_length": 100,
+    "max_hypothesis_length": 100,
+}
+
+
+class ModelSpec:
+    """One registered name: its class, preset sections and the paper figures it is checked against."""
+
+    def __init__(self, name, model_class, model, train, data, paper, paper_params):
+        self.name = name
+        self.model_class = model_class
+        self.preset = {
+            "model": dict(model),
+            "train": {**DEFAULT_TRAIN, **train},
+            "data": {**DEFAULT_DATA, **data},
+        }
+        self.paper = paper
+        self.paper_params = paper_params
+
+
+def register_model(name, *, model=None, train=None, data=None, paper="", paper_params=None):
+    """Class decorator registering `name` with its paper preset (may be stacked for several names).
+
+    Args:
+        name: registry name, e.g. `"rocktaschel_wbw"`.
+        model: constructor keyword arguments of the preset.
+        train: training settings overriding `DEFAULT_TRAIN`.
+        data: data settings overriding `DEFAULT_DATA`.
+        paper: where the preset comes from (paper, table, section).
+        paper_params: the paper's parameter count without word vectors (|θ|_M), if it gives one.
+    """
+
+    def decorator(cls):
+        if name in _REGISTRY:
+            raise ValueError(f"model {name!r} is registered twice")
+        _REGISTRY[name] = ModelSpec(name, cls, model or {}, train or {}, data or {}, paper, paper_params)
+        return cls
+
+    return decorator
+
+
+def _spec(name):
+    _import_models()
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown model {name!r}; known models: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[name]
+
+
+def _import_models():
+    # Importing the package registers every model file.
+    import zoo.models  # noqa: F401
+
+
+def list_models(pattern="*"):
+    """Sorted registered names matching a shell-style `pattern`."""
+    _import_models()
+    return sorted(n for n in _REGISTRY if fnmatch.fnmatch(n, pattern))
+
+
+def get_spec(name):
+    """The `ModelSpec` of a registered name."""
+    return _spec(name)
+
+
+def get_preset(name):
+    """A copy of the preset of `name`: `{"model": {...}, "train": {...}, "data": {...}}`."""
+    return copy.deepcopy(_spec(name).preset)
+
+
+def apply_overrides(preset, overrides):
+    """Returns a copy of `preset` with `overrides` (`{key: value}`) applied to the section that has each key.
+
+    Raises:
+        ValueError: naming a key that no section has.
+    """
+    preset = copy.deepcopy(preset)
+    for key, value in overrides.items():
+        sections = [s for s in ("model", "train", "data") if key in preset[s]]
+        if not sections:
+            known = sorted(k for s in preset.values() for k in s)
+            raise ValueError(f"unknown setting {key!r}; settings of this model: {', '.join(known)}")
+        for section in sections:
+            preset[section][key] = value
+    return preset
+
+
+def create_model(name, vocabulary_size, embedding_dim=300, tunable_words=None, num_tunable=0,
+                 build=True, **overrides):
+    """Builds the registered model `name` with its paper preset and `overrides` of model settings.
+
+    Args:
+        name: a name from `list_models()`.
+        vocabulary_size: number of token ids.
+        embedding_dim: word vector size (the papers: 300).
+        tunable_words: `"all"`, `"none"` or `"oov"`; defaults to the paper's choice for the preset's OOV strategy.
+        num_tunable: with `"oov"`, the number of tunable rows.
+        build: call the model once on a tiny batch so that its weights exist.
+        **overrides: constructor arguments replacing the preset's.
+    """
+    spec = _spec(name)
+    kwargs = dict(spec.preset["model"])
+    unknown = set(overrides) - set(kwargs) - {"num_classes", "name"}
+    if unknown:
+        raise ValueError(f"unknown argument(s) {sorted(unknown)} for model {name!r}; "
+                         f"its settings: {', '.join(sorted(kwargs))}")
+    kwargs.update(overrides)
+    if tunable_words is None:
+        tunable_words = tunable_words_for(spec.preset["data"]["oov"])
+    model = spec.model_class(vocabulary_size=vocabulary_size, embedding_dim=embedding_dim,
+                             tunable_words=tunable_words, num_tunable=num_tunable, **kwargs)
+    if build:
+        model.build_with_dummy_batch()
+    return model
+
+
+def tunable_words_for(oov_strategy):
+    """Which word vectors train under each paper's OOV strategy."""
+    return {"rocktaschel": "oov", "chen": "all", "wang_jiang": "none"}[oov_strategy]
