@@ -1,0 +1,70 @@
+"""Measures how exactly `Tokenizer(lowercase=False)` reproduces the leaves of the SNLI binary parses.
+
+Usage:
+    python scripts/tokenizer_agreement.py                      # the shipped sample (all its splits)
+    python scripts/tokenizer_agreement.py --jsonl snli_1.0_dev.jsonl [--show 20]
+
+Prints the exact-match rate per sentence and per token (tokens aligned with difflib), and the first
+disagreements.
+"""
+
+import argparse
+import difflib
+import glob
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from zoo.data.tokenizer import Tokenizer  # noqa: E402
+
+
+def leaves(binary_parse):
+    """Returns the leaves of a binary parse ("( ( A man ) ... )")."""
+    return [t for t in binary_parse.split() if t not in ("(", ")")]
+
+
+def read_pairs(paths):
+    """Yields (sentence, leaves) for both sentences of every record with a binary parse."""
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                record = json.loads(line)
+                for k in ("1", "2"):
+                    parse = record.get(f"sentence{k}_binary_parse")
+                    if parse:
+                        yield record[f"sentence{k}"], leaves(parse)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jsonl", nargs="*", help="SNLI jsonl files (default: the shipped sample)")
+    parser.add_argument("--show", type=int, default=10, help="disagreements to print")
+    args = parser.parse_args(argv)
+    paths = args.jsonl or sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "zoo", "data",
+                                                        "sample", "*.jsonl")))
+    pairs = list(read_pairs(paths))
+    predicted = Tokenizer(lowercase=False).tokenize_batch([s for s, _ in pairs])
+    same_sentences = same_tokens = total_tokens = 0
+    shown = 0
+    for (sentence, gold), pred in zip(pairs, predicted):
+        total_tokens += len(gold)
+        matcher = difflib.SequenceMatcher(a=gold, b=pred, autojunk=False)
+        same_tokens += sum(block.size for block in matcher.get_matching_blocks())
+        if gold == pred:
+            same_sentences += 1
+        elif shown < args.show:
+            shown += 1
+            print(f"- {sentence!r}\n  parse: {gold}\n  ours:  {pred}")
+    n = len(pairs)
+    print(f"files: {', '.join(os.path.relpath(p) for p in paths)}")
+    print(f"sentences: {n}, identical token sequence: {same_sentences} ({100 * same_sentences / max(n, 1):.2f}%)")
+    print(f"parse tokens: {total_tokens}, reproduced (aligned): {same_tokens} "
+          f"({100 * same_tokens / max(total_tokens, 1):.2f}%)")
+
+
+if __name__ == "__main__":
+    main()

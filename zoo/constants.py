@@ -1,0 +1,8 @@
+"""Ids and names shared by the data pipeline and the models (defined once, here)."""
+
+PAD_ID = 0    # "[PAD]": right padding; masks are `ids != PAD_ID`
+UNK_ID = 1    # "[UNK]": words outside the vocabulary
+NULL_ID = 2   # "[NULL]": Rocktäschel's delimiter, Wang & Jiang's NULL position
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[NULL]")
+
+LABELS = ("entailment", "neutral", "contradiction")  # label ids 0, 1, 2 (tfds `snli` order)
