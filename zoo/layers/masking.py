@@ -6,7 +6,7 @@ mixed-precision training never softmaxes or masks in half precision.
 
 from keras import ops
 
-PAD_ID = 0
+from zoo.constants import PAD_ID
 
 # Added to the scores of padding positions before a softmax. Large enough to give them exactly zero
 # weight in float32, small enough that a row with no real position stays finite (it is then uniform

@@ -1,0 +1,92 @@
+"""Shared test harness: every registered model goes through the same behavioural checks.
+
+A model file's own test only needs `check_model(name)`; `tests/test_models.py` runs it for every name
+in the registry, so a newly registered model is tested without writing anything.
+"""
+
+import numpy as np
+
+import zoo
+
+VOCAB = 40
+EMBEDDING_DIM = 12
+SMALL = {"hidden_size": 16}  # small sizes keep the suite fast; structure is unchanged
+
+
+def small_overrides(name):
+    """Constructor overrides that shrink a model for tests (only keys its preset has)."""
+    preset = zoo.get_preset(name)["model"]
+    return {k: v for k, v in SMALL.items() if k in preset}
+
+
+def make_model(name, seed=0, **extra):
+    import keras
+
+    keras.utils.set_random_seed(seed)
+    return zoo.create_model(name, vocabulary_size=VOCAB, embedding_dim=EMBEDDING_DIM, tunable_words="all",
+                            **{**small_overrides(name), **extra})
+
+
+def random_pairs(batch=6, max_premise=7, max_hypothesis=5, seed=0):
+    """Right-padded random id batches with varied real lengths (at least one token each)."""
+    rng = np.random.default_rng(seed)
+    premise = np.zeros((batch, max_premise), "int32")
+    hypothesis = np.zeros((batch, max_hypothesis), "int32")
+    for i in range(batch):
+        lp, lh = rng.integers(1, max_premise + 1), rng.integers(1, max_hypothesis + 1)
+        premise[i, :lp] = rng.integers(3, VOCAB, lp)
+        hypothesis[i, :lh] = rng.integers(3, VOCAB, lh)
+    return {"premise": premise, "hypothesis": hypothesis}
+
+
+def pad(batch, extra_premise, extra_hypothesis):
+    """The same batch with more padding columns."""
+    return {"premise": np.pad(batch["premise"], ((0, 0), (0, extra_premise))),
+            "hypothesis": np.pad(batch["hypothesis"], ((0, 0), (0, extra_hypothesis)))}
+
+
+def check_padding_invariance(model, batch, atol=1e-5):
+    """Padding a batch to other lengths changes no prediction and no attention weight of a real token."""
+    base = {k: np.asarray(v) for k, v in model.explain(batch).items()}
+    for extra in [(3, 0), (0, 4), (5, 2)]:
+        padded = {k: np.asarray(v) for k, v in model.explain(pad(batch, *extra)).items()}
+        np.testing.assert_allclose(padded["probabilities"], base["probabilities"], atol=atol)
+        for key in ("attention", "attention_reverse"):
+            if key in base:
+                rows, cols = base[key].shape[1:]
+                np.testing.assert_allclose(padded[key][:, :rows, :cols], base[key], atol=atol)
+                assert np.all(padded[key][:, :, cols:] == 0), f"{key} gives weight to padding"
+
+
+def check_attention_rows(model, batch, atol=1e-5):
+    """Every attention row of a real token sums to one over the real tokens it attends over."""
+    outputs = {k: np.asarray(v) for k, v in model.explain(batch).items()}
+    premise_real = batch["premise"] != 0
+    hypothesis_real = batch["hypothesis"] != 0
+    checked = 0
+    for key, (rows_real, cols_real) in (("attention", (hypothesis_real, premise_real)),
+                                         ("attention_reverse", (premise_real, hypothesis_real))):
+        if key not in outputs:
+            continue
+        att = outputs[key]
+        assert np.all(np.isfinite(att))
+        assert np.all(att[~np.broadcast_to(cols_real[:, None, :], att.shape)] == 0)
+        n_rows = att.shape[1]
+        row_mask = rows_real if n_rows == rows_real.shape[1] else np.ones((len(att), n_rows), bool)
+        sums = att.sum(-1)
+        np.testing.assert_allclose(sums[row_mask], 1.0, atol=atol)
+        np.testing.assert_allclose(sums[~row_mask], 0.0, atol=atol)
+        checked += 1
+    return checked
+
+
+def overfit_accuracy(name, pairs, labels, epochs=60, learning_rate=1e-2, **extra):
+    """Training accuracy after fitting `pairs`/`labels` for `epochs` (no dropout)."""
+    import keras
+
+    overrides = {"dropout": 0.0} if "dropout" in zoo.get_preset(name)["model"] else {}
+    model = make_model(name, **{**overrides, **extra})
+    model.compile(optimizer=keras.optimizers.Adam(learning_rate),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    model.fit(pairs, labels, batch_size=32, epochs=epochs, verbose=0, shuffle=True)
+    return model.evaluate(pairs, labels, verbose=0, return_dict=True)["accuracy"]

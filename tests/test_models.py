@@ -1,0 +1,147 @@
+"""Behaviour every registered model must show (timm-style: parametrised over the whole registry)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import zoo
+from tests import test_case as tc
+
+MODELS = zoo.list_models()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_padding_never_changes_a_prediction(name):
+    tc.check_padding_invariance(tc.make_model(name), tc.random_pairs())
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_attention_rows_sum_to_one_over_real_tokens(name):
+    model = tc.make_model(name)
+    checked = tc.check_attention_rows(model, tc.random_pairs())
+    attends = "attention" in name or "wbw" in name
+    assert checked == (2 if "two_way" in name else 1 if attends else 0)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_empty_sentences_give_finite_outputs(name):
+    batch = tc.random_pairs(batch=3)
+    batch["premise"][0] = 0
+    batch["hypothesis"][1] = 0
+    outputs = tc.make_model(name).explain(batch)
+    for value in outputs.values():
+        assert np.all(np.isfinite(np.asarray(value)))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_every_weight_gets_a_gradient(name):
+    model = tc.make_model(name, dropout=0.0) if "dropout" in zoo.get_preset(name)["model"] else tc.make_model(name)
+    batch = tc.random_pairs(batch=8)
+    labels = np.arange(8) % 3
+    with tf.GradientTape() as tape:
+        logits = model(batch, training=True)
+        loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(labels, logits, from_logits=True))
+    grads = tape.gradient(loss, model.trainable_weights)
+    assert np.isfinite(loss.numpy())
+    for weight, grad in zip(model.trainable_weights, grads):
+        assert grad is not None, f"{weight.path} gets no gradient"
+        grad = tf.convert_to_tensor(grad)
+        assert np.all(np.isfinite(grad.numpy())), f"{weight.path} has a non-finite gradient"
+        assert np.any(grad.numpy() != 0), f"{weight.path} has an all-zero gradient"
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_overfits_64_pairs(name):
+    pairs = tc.random_pairs(batch=64, seed=1)
+    labels = np.random.default_rng(1).integers(0, 3, 64)
+    assert tc.overfit_accuracy(name, pairs, labels) >= 0.95
+
+
+@pytest.mark.parametrize("name", ["rocktaschel_wbw", "rocktaschel_attention_two_way"])
+def test_trains_under_xla(name):
+    import keras
+
+    model = tc.make_model(name)
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  jit_compile=True)
+    batch = tc.random_pairs(batch=8)
+    first = model.train_on_batch(batch, np.arange(8) % 3)
+    for _ in range(3):
+        last = model.train_on_batch(pad(batch), np.arange(8) % 3)
+    assert np.isfinite(first) and np.isfinite(last)
+
+
+def pad(batch):
+    return tc.pad(batch, 2, 1)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_config_round_trip(name):
+    model = tc.make_model(name)
+    clone = type(model).from_config(model.get_config())
+    clone.build_with_dummy_batch()
+    clone.set_weights(model.get_weights())
+    batch = tc.random_pairs()
+    np.testing.assert_allclose(np.asarray(clone(batch)), np.asarray(model(batch)), atol=1e-6)
+
+
+def test_unknown_constructor_argument_is_an_error():
+    with pytest.raises(ValueError, match="unknown argument"):
+        zoo.create_model("rocktaschel_wbw", vocabulary_size=10, hidden_sise=5)
+    with pytest.raises(ValueError, match="unknown model"):
+        zoo.create_model("rocktaschel_wbv", vocabulary_size=10)
+
+
+def test_list_models_pattern():
+    assert zoo.list_models("rocktaschel_wbw*") == ["rocktaschel_wbw", "rocktaschel_wbw_two_way"]
+    assert "bowman_lstm" in zoo.list_models()
+
+
+JAX_SCRIPT = """
+import json
+import jax, jax.numpy as jnp
+import numpy as np
+import keras
+assert keras.backend.backend() == "jax", keras.backend.backend()
+import zoo
+from tests import test_case as tc
+report = {}
+for name in zoo.list_models():
+    model = tc.make_model(name)
+    batch = tc.random_pairs(batch=4)
+    labels = np.arange(4) % 3
+    out = model.explain(batch)
+    trainable = [v.value for v in model.trainable_variables]
+    frozen = [v.value for v in model.non_trainable_variables]
+    def loss_fn(trainable):
+        logits, _ = model.stateless_call(trainable, frozen, batch, training=False)
+        return jnp.mean(keras.ops.sparse_categorical_crossentropy(labels, logits, from_logits=True))
+    grads = jax.grad(loss_fn)(trainable)
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    loss = float(model.train_on_batch(batch, labels))
+    report[name] = {"loss": loss,
+                    "finite": bool(all(np.all(np.isfinite(np.asarray(v))) for v in out.values())),
+                    "no_gradient": [v.path for v, g in zip(model.trainable_variables, grads)
+                                    if not np.any(np.asarray(g) != 0) or not np.all(np.isfinite(g))]}
+print("JAX_REPORT " + json.dumps(report))
+"""
+
+
+def test_every_model_runs_under_jax():
+    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu"}
+    proc = subprocess.run([sys.executable, "-c", JAX_SCRIPT], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("JAX_REPORT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    report = json.loads(lines[-1][len("JAX_REPORT "):])
+    assert sorted(report) == MODELS
+    for name, r in report.items():
+        assert r["finite"] and np.isfinite(r["loss"]), (name, r)
+        assert not r["no_gradient"], f"{name}: weights without a finite non-zero gradient under JAX: {r}"

@@ -1,0 +1,65 @@
+"""Bowman et al. (2015) sentence-encoding LSTM baseline, as Rocktäschel et al. (2016) describe it (§2.2)."""
+
+import keras
+from keras import ops
+
+from zoo.layers.masking import last_real
+from zoo.models.base import NLIModel
+from zoo.models.rocktaschel_conditional import ROCKTASCHEL_DATA, ROCKTASCHEL_TRAIN
+from zoo.registry import register_model
+
+
+@register_model("bowman_lstm", model={"hidden_size": 100, "mlp_size": 200, "mlp_layers": 3, "dropout": 0.1},
+                train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
+                paper="Bowman et al. 2015 LSTM, as listed in Rocktäschel et al. 2016 Table 1 (k=100)",
+                paper_params=221_000)
+class BowmanLSTM(NLIModel):
+    """One LSTM encodes premise and hypothesis independently into fixed vectors; their concatenation
+    goes through a stack of tanh layers (Bowman et al. 2015: three 200-d layers) and a softmax layer.
+
+    Word vectors are projected linearly to the LSTM size first, as in the Rocktäschel models.
+
+    Args:
+        hidden_size: LSTM size (100).
+        mlp_size: width of the tanh layers (200).
+        mlp_layers: number of tanh layers (3).
+        dropout: rate on the projected word vectors and on the sentence-pair vector.
+        **kwargs: `NLIModel` arguments.
+
+    References:
+        Bowman, Angeli, Potts, Manning. A large annotated corpus for learning natural language
+        inference. EMNLP 2015.
+    """
+
+    def __init__(self, hidden_size=100, mlp_size=200, mlp_layers=3, dropout=0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.mlp_size = mlp_size
+        self.mlp_layers = mlp_layers
+        self.dropout = dropout
+        self.projection = keras.layers.Dense(hidden_size, name="word_projection")
+        self.input_dropout = keras.layers.Dropout(dropout)
+        self.encoder = keras.layers.LSTM(hidden_size, return_sequences=True, name="sentence_lstm")
+        self.output_dropout = keras.layers.Dropout(dropout)
+        self.mlp = [keras.layers.Dense(mlp_size, activation="tanh", name=f"tanh_{i}") for i in range(mlp_layers)]
+        self.classifier = keras.layers.Dense(self.num_classes, dtype="float32", name="classifier")
+
+    def encode(self, sentence, mask, training=False):
+        """The LSTM output at the last real word `[B, k]` (zeros for an empty sentence)."""
+        x = self.input_dropout(self.projection(sentence), training=training)  # [B, L, k]
+        outputs = self.encoder(x, mask=mask, training=training)                # [B, L, k]
+        return ops.where(ops.any(mask, axis=1, keepdims=True), last_real(outputs, mask), 0.0)
+
+    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
+        pair = ops.concatenate([self.encode(premise, premise_mask, training),
+                                self.encode(hypothesis, hypothesis_mask, training)], axis=-1)  # [B, 2k]
+        pair = self.output_dropout(pair, training=training)
+        for layer in self.mlp:
+            pair = layer(pair)                                                 # [B, mlp_size]
+        return {"logits": self.classifier(pair)}
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(hidden_size=self.hidden_size, mlp_size=self.mlp_size, mlp_layers=self.mlp_layers,
+                      dropout=self.dropout)
+        return config

@@ -1,0 +1,73 @@
+"""Rocktäschel et al. (2016) §2.3 and §2.5: attention over the premise from the last hypothesis output."""
+
+import keras
+from keras import ops
+
+from zoo.layers.attention import AttentionScore, additive_attention
+from zoo.models.rocktaschel_conditional import ROCKTASCHEL_DATA, ROCKTASCHEL_TRAIN, RocktaschelConditional
+from zoo.registry import register_model
+
+
+@register_model("rocktaschel_attention", model={"hidden_size": 100, "dropout": 0.1, "two_way": False},
+                train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
+                paper="Rocktäschel et al. 2016, Table 1 'Attention' (k=100)", paper_params=242_000)
+@register_model("rocktaschel_attention_two_way",
+                model={"hidden_size": 100, "dropout": 0.1, "two_way": True},
+                train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
+                paper="Rocktäschel et al. 2016, Table 1 'Attention, two-way' (k=100)", paper_params=242_000)
+class RocktaschelAttention(RocktaschelConditional):
+    """Attention (Rocktäschel et al. 2016, Eq. 7-10) on top of conditional encoding.
+
+        M  = tanh(W^y Y + W^h h_N ⊗ e_L)          (7)
+        α  = softmax(w^T M)                        (8)
+        r  = Y α^T                                 (9)
+        h* = tanh(W^p r + W^x h_N)                 (10)
+
+    With `two_way`, the same weights also attend over the hypothesis conditioned on the premise
+    (the sentences swapped) and the two h* are concatenated for classification (§2.5).
+
+    Args:
+        hidden_size: k.
+        dropout: rate on the projected word vectors and on h*.
+        two_way: attend both ways (§2.5).
+        **kwargs: `NLIModel` arguments.
+
+    `explain()` returns `attention` `[B, 1, Lp]` (one row: attention from h_N) and, with `two_way`,
+    `attention_reverse` `[B, 1, Lh]`.
+    """
+
+    def __init__(self, hidden_size=100, dropout=0.1, two_way=False, **kwargs):
+        super().__init__(hidden_size=hidden_size, shared=False, dropout=dropout, **kwargs)
+        self.two_way = two_way
+        dense = lambda name: keras.layers.Dense(hidden_size, use_bias=False, name=name)  # noqa: E731
+        self.memory_projection = dense("W_y")
+        self.query_projection = dense("W_h")
+        self.score = AttentionScore(name="w")
+        self.attended_projection = dense("W_p")
+        self.last_projection = dense("W_x")
+
+    def attend(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
+        """One direction: h* `[B, k]` and α `[B, L]` for attending over `premise` from `hypothesis`."""
+        encoded = self.read(premise, hypothesis, premise_mask, hypothesis_mask, training)
+        y, h_n = encoded["premise_outputs"], encoded["last"]                       # [B, L, k], [B, k]
+        r, alpha = additive_attention(
+            y, self.memory_projection(y), self.query_projection(h_n), premise_mask, self.score)  # (7)-(9)
+        h_star = ops.tanh(self.attended_projection(r) + self.last_projection(h_n))  # (10)
+        return h_star, alpha
+
+    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
+        h_star, alpha = self.attend(premise, hypothesis, premise_mask, hypothesis_mask, training)
+        outputs = {"attention": alpha[:, None, :]}                                   # [B, 1, Lp]
+        if self.two_way:                                                             # §2.5
+            h_star_reverse, alpha_reverse = self.attend(
+                hypothesis, premise, hypothesis_mask, premise_mask, training)
+            h_star = ops.concatenate([h_star, h_star_reverse], axis=-1)              # [B, 2k]
+            outputs["attention_reverse"] = alpha_reverse[:, None, :]                 # [B, 1, Lh]
+        outputs["logits"] = self.classifier(self.output_dropout(h_star, training=training))
+        return outputs
+
+    def get_config(self):
+        config = super().get_config()
+        config.pop("shared")
+        config.update(two_way=self.two_way)
+        return config

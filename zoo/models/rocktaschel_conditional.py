@@ -1,0 +1,87 @@
+"""Rocktäschel et al. (2016) §2.2.1: conditional encoding.
+
+An LSTM reads the premise; a second LSTM reads a delimiter and the hypothesis, its memory starting from
+the premise LSTM's last cell state; a softmax layer classifies its last output h_N.
+"""
+
+import keras
+from keras import ops
+
+from zoo.constants import NULL_ID
+from zoo.layers.conditional_encoder import ConditionalEncoder
+from zoo.models.base import NLIModel
+from zoo.registry import register_model
+
+# §3 / footnote 2: Adam with β1 0.9, β2 0.999; learning rate and dropout from the paper's grid
+# ([1e-4, 3e-4, 1e-3] and [0.0, 0.1, 0.2]); the paper does not say which values won or the batch size.
+ROCKTASCHEL_TRAIN = {"optimizer": "adam", "learning_rate": 1e-3, "beta_1": 0.9, "beta_2": 0.999,
+                     "batch_size": 32}
+# §2.2.1: word2vec vectors fixed; words without one uniform(-0.05, 0.05) and trained.
+ROCKTASCHEL_DATA = {"oov": "rocktaschel", "lowercase": False}
+
+
+@register_model("rocktaschel_conditional", model={"hidden_size": 116, "shared": False, "dropout": 0.1},
+                train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
+                paper="Rocktäschel et al. 2016, Table 1 'Conditional encoding' (k=116)", paper_params=252_000)
+@register_model("rocktaschel_conditional_shared", model={"hidden_size": 159, "shared": True, "dropout": 0.1},
+                train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
+                paper="Rocktäschel et al. 2016, Table 1 'Conditional encoding, shared' (k=159)",
+                paper_params=252_000)
+@register_model("rocktaschel_conditional_shared_100",
+                model={"hidden_size": 100, "shared": True, "dropout": 0.1},
+                train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
+                paper="Rocktäschel et al. 2016, Table 1 'Conditional encoding, shared' (k=100)",
+                paper_params=111_000)
+class RocktaschelConditional(NLIModel):
+    """Conditional encoding (Rocktäschel et al. 2016, §2.2.1).
+
+    Word vectors are projected linearly to k (the LSTM size); dropout is applied to the network's
+    inputs and outputs only (footnote 3).
+
+    Args:
+        hidden_size: k.
+        shared: one LSTM for premise and hypothesis.
+        dropout: rate on the projected word vectors and on the vector fed to the softmax layer.
+        **kwargs: `NLIModel` arguments (vocabulary_size, embedding_dim, tunable_words, ...).
+
+    Example:
+    ```python
+    model = zoo.create_model("rocktaschel_conditional", vocabulary_size=1000, embedding_dim=50)
+    logits = model({"premise": premise_ids, "hypothesis": hypothesis_ids})
+    ```
+
+    References:
+        Rocktäschel, Grefenstette, Hermann, Kočiský, Blunsom. Reasoning about Entailment with Neural
+        Attention. ICLR 2016.
+    """
+
+    def __init__(self, hidden_size=116, shared=False, dropout=0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.shared = shared
+        self.dropout = dropout
+        self.projection = keras.layers.Dense(hidden_size, name="word_projection")
+        self.input_dropout = keras.layers.Dropout(dropout)
+        self.encoder = ConditionalEncoder(hidden_size, shared=shared, name="conditional_encoder")
+        self.output_dropout = keras.layers.Dropout(dropout)
+        self.classifier = keras.layers.Dense(self.num_classes, dtype="float32", name="classifier")
+
+    def read(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
+        """Projects both sentences to k and runs the conditional encoder (see `ConditionalEncoder`)."""
+        batch = ops.shape(premise)[0]
+        delimiter = self.embedding(ops.full((batch, 1), NULL_ID, dtype="int32"))     # [B, 1, E]
+        x_premise, x_hypothesis, x_delimiter = (
+            self.input_dropout(self.projection(v), training=training)
+            for v in (premise, hypothesis, delimiter))                               # [B, *, k]
+        return self.encoder(x_premise, x_hypothesis, x_delimiter, premise_mask, hypothesis_mask,
+                            training=training)
+
+    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
+        encoded = self.read(premise, hypothesis, premise_mask, hypothesis_mask, training)
+        h_n = self.output_dropout(encoded["last"], training=training)                # [B, k]
+        return {"logits": self.classifier(h_n)}
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(hidden_size=self.hidden_size, shared=self.shared, dropout=self.dropout)
+        return config
