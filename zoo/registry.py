@@ -37,8 +37,9 @@ DEFAULT_DATA = {
 class ModelSpec:
     """One registered name: its class, preset sections and the paper figures it is checked against."""
 
-    def __init__(self, name, model_class, model, train, data, paper, paper_params):
+    def __init__(self, name, model_class, model, train, data, paper, paper_params, attention):
         self.name = name
+        self.attention = tuple(attention)
         self.model_class = model_class
         self.preset = {
             "model": dict(model),
@@ -49,7 +50,7 @@ class ModelSpec:
         self.paper_params = paper_params
 
 
-def register_model(name, *, model=None, train=None, data=None, paper="", paper_params=None):
+def register_model(name, *, model=None, train=None, data=None, paper="", paper_params=None, attention=()):
     """Class decorator registering `name` with its paper preset (may be stacked for several names).
 
     Args:
@@ -59,12 +60,14 @@ def register_model(name, *, model=None, train=None, data=None, paper="", paper_p
         data: data settings overriding `DEFAULT_DATA`.
         paper: where the preset comes from (paper, table, section).
         paper_params: the paper's parameter count without word vectors (|θ|_M), if it gives one.
+        attention: the attention maps `explain()` returns (e.g. `("attention", "attention_reverse")`).
     """
 
     def decorator(cls):
         if name in _REGISTRY:
             raise ValueError(f"model {name!r} is registered twice")
-        _REGISTRY[name] = ModelSpec(name, cls, model or {}, train or {}, data or {}, paper, paper_params)
+        _REGISTRY[name] = ModelSpec(name, cls, model or {}, train or {}, data or {}, paper, paper_params,
+                                    attention)
         return cls
 
     return decorator

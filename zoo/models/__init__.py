@@ -1,10 +1,15 @@
-"""Every model of the zoo; importing this package registers them all."""
+"""Every model of the zoo; importing this package registers them all.
+
+Each module of this package defines one model family and registers its names; the modules are
+imported here automatically, so adding a model file is enough to add it to the registry.
+"""
+
+import importlib
+import pkgutil
 
 from zoo.models.base import NLIModel
-from zoo.models.bowman_lstm import BowmanLSTM
-from zoo.models.rocktaschel_attention import RocktaschelAttention
-from zoo.models.rocktaschel_conditional import RocktaschelConditional
-from zoo.models.rocktaschel_wbw import RocktaschelWordByWord
 
-__all__ = ["NLIModel", "BowmanLSTM", "RocktaschelAttention", "RocktaschelConditional",
-           "RocktaschelWordByWord"]
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
+
+__all__ = ["NLIModel"]

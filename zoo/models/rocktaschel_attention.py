@@ -10,11 +10,13 @@ from zoo.registry import register_model
 
 @register_model("rocktaschel_attention", model={"hidden_size": 100, "dropout": 0.1, "two_way": False},
                 train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
-                paper="Rocktäschel et al. 2016, Table 1 'Attention' (k=100)", paper_params=242_000)
+                paper="Rocktäschel et al. 2016, Table 1 'Attention' (k=100)", paper_params=242_000,
+                attention=("attention",))
 @register_model("rocktaschel_attention_two_way",
                 model={"hidden_size": 100, "dropout": 0.1, "two_way": True},
                 train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
-                paper="Rocktäschel et al. 2016, Table 1 'Attention, two-way' (k=100)", paper_params=242_000)
+                paper="Rocktäschel et al. 2016, Table 1 'Attention, two-way' (k=100)", paper_params=242_000,
+                attention=("attention", "attention_reverse"))
 class RocktaschelAttention(RocktaschelConditional):
     """Attention (Rocktäschel et al. 2016, Eq. 7-10) on top of conditional encoding.
 

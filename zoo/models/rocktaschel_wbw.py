@@ -11,11 +11,11 @@ from zoo.registry import register_model
 @register_model("rocktaschel_wbw", model={"hidden_size": 100, "dropout": 0.1, "two_way": False},
                 train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
                 paper="Rocktäschel et al. 2016, Table 1 'Word-by-word attention' (k=100)",
-                paper_params=252_000)
+                paper_params=252_000, attention=("attention",))
 @register_model("rocktaschel_wbw_two_way", model={"hidden_size": 100, "dropout": 0.1, "two_way": True},
                 train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
                 paper="Rocktäschel et al. 2016, Table 1 'Word-by-word attention, two-way' (k=100)",
-                paper_params=252_000)
+                paper_params=252_000, attention=("attention", "attention_reverse"))
 class RocktaschelWordByWord(RocktaschelConditional):
     """Word-by-word attention (Rocktäschel et al. 2016, Eq. 11-14) on top of conditional encoding.
 
