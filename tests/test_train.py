@@ -1,0 +1,289 @@
+"""train.py end to end on the shipped SNLI sample: run directory, results, TensorBoard, zoo.load,
+resume after SIGKILL, mirrored strategy on two logical CPUs, bf16 mixed precision, clear errors.
+
+Every run is tiny (64 training pairs, hidden size 8, 8-d random vectors, 1-3 epochs).
+"""
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import train as train_script
+import zoo
+from zoo.training import callbacks as cb
+from zoo.training import cli, runs
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = "rocktaschel_wbw"  # attends, so attention images are drawn
+TINY = ["--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "8",
+        "--max-train-examples", "64", "--max-eval-examples", "32", "--set", "hidden_size=8",
+        "--batch-size", "16", "--verbose", "2"]
+
+
+def tiny_args(run_dir, *extra, model=MODEL):
+    """Command line arguments of a tiny run in `run_dir`."""
+    return ["--model", model, *TINY, "--run-dir", str(run_dir), *extra]
+
+
+def run_cli(args, env=None, **kwargs):
+    """Runs train.py in a subprocess and returns the CompletedProcess."""
+    return subprocess.run([sys.executable, str(ROOT / "train.py"), *args], cwd=ROOT, capture_output=True,
+                          text=True, env=env, timeout=300, **kwargs)
+
+
+def subprocess_env():
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
+    env.pop("TF_CONFIG", None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """One in-process tiny run of 2 epochs with a halving learning rate."""
+    run_dir = tmp_path_factory.mktemp("runs") / "wbw"
+    decay = json.dumps({"type": "exponential", "rate": 0.5, "every_epochs": 1})
+    # --log-every 3 does not divide the steps of an epoch: epoch summaries must still be written
+    return train_script.main(tiny_args(run_dir, "--epochs", "2", "--log-every", "3",
+                                       "--set", f"lr_decay={decay}"))
+
+
+# Command line and helpers ------------------------------------------------------------------------
+def test_set_values_are_json_literals_else_strings():
+    assert cli.parse_overrides(["a=1e-3", "b=true", "c=null", "d=adam", "e={\"x\": 1}", "f=a=b"]) == {
+        "a": 1e-3, "b": True, "c": None, "d": "adam", "e": {"x": 1}, "f": "a=b"}
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        cli.parse_overrides(["novalue"])
+
+
+def test_epochs_and_batch_size_are_train_shortcuts():
+    args = cli.build_parser().parse_args(["--model", "m", "--epochs", "3", "--batch-size", "8",
+                                          "--set", "dropout=0.2"])
+    assert cli.collect_overrides(args) == {"dropout": 0.2, "epochs": 3, "batch_size": 8}
+
+
+def test_learning_rate_schedule():
+    assert cb.learning_rate_schedule(0.1, None)(5, 0.0) == 0.1
+    step = cb.learning_rate_schedule(0.1, {"type": "exponential", "rate": 0.5, "every_epochs": 2})
+    assert [step(e, None) for e in range(5)] == pytest.approx([0.1, 0.1, 0.05, 0.05, 0.025])
+
+
+def test_confusion_matrix_rows_are_gold():
+    matrix = cb.confusion_matrix([0, 0, 1, 2], [0, 1, 1, 0])
+    assert matrix.tolist() == [[1, 1, 0], [0, 1, 0], [1, 0, 0]]
+
+
+def test_flatten_hparams_makes_plain_values():
+    flat = cb.flatten_hparams({"train": {"lr_decay": None, "epochs": 2}, "model": {"d": {"a": 1}}}, {"x": "y"})
+    assert flat == {"train.lr_decay": "null", "train.epochs": 2, "model.d": '{"a": 1}', "x": "y"}
+
+
+def test_multi_worker_needs_tf_config(monkeypatch):
+    from zoo.training.strategy import make_strategy
+
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    with pytest.raises(ValueError, match="TF_CONFIG"):
+        make_strategy("multi_worker")
+
+
+def test_default_run_dir_is_deterministic():
+    assert runs.default_run_dir("bowman_lstm") == os.path.join("runs", "bowman_lstm")
+
+
+# A finished run ----------------------------------------------------------------------------------
+def test_run_directory(trained):
+    run_dir = Path(trained["run_dir"])
+    for name in ("config.json", "vocab.txt", "best.weights.h5", "results.json", "history.json", "logs"):
+        assert (run_dir / name).exists(), name
+    assert not (run_dir / "backup").exists()  # removed once training finished
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["model"] == MODEL and config["preset"]["model"]["hidden_size"] == 8
+    assert config["vocabulary_size"] == len((run_dir / "vocab.txt").read_text().splitlines())
+    assert config["embedding_dim"] == 8 and config["embeddings"] == "none" and config["tunable_words"] == "all"
+
+
+def test_results(trained):
+    results = json.loads((Path(trained["run_dir"]) / "results.json").read_text())
+    test = results["test"]
+    assert results["epochs_run"] == 2 and results["model"] == MODEL
+    assert np.array(test["confusion_matrix"]).shape == (3, 3)
+    assert np.array(test["confusion_matrix"]).sum() == test["examples"] == 32
+    assert test["accuracy"] == pytest.approx(np.trace(test["confusion_matrix"]) / 32)
+    assert set(test["per_class_accuracy"]) == set(zoo.data.LABELS)
+    assert 0 <= results["dev_accuracy"] <= 1
+    assert results["parameters"]["without_embeddings"] == trained["model"].count_params_without_embeddings()
+    assert results["parameters"]["total"] > results["parameters"]["without_embeddings"]
+
+
+def read_tags(logdir):
+    """`{run: {tag: [(step, value or None)]}}` of every event file under `logdir`."""
+    import tensorflow as tf
+
+    tags = {}
+    for path in Path(logdir).rglob("events.out.tfevents.*"):
+        run = str(path.parent.relative_to(logdir))
+        for event in tf.compat.v1.train.summary_iterator(str(path)):
+            for value in event.summary.value:
+                scalar = None
+                if value.HasField("tensor") and value.tensor.dtype == tf.float32.as_datatype_enum \
+                        and not value.tensor.tensor_shape.dim:
+                    scalar = float(tf.make_ndarray(value.tensor))
+                tags.setdefault(run, {}).setdefault(value.tag, []).append((event.step, scalar))
+    return tags
+
+
+def test_tensorboard(trained):
+    tags = read_tags(Path(trained["run_dir"]) / "logs")
+    assert {"epoch_loss", "epoch_accuracy", "epoch_learning_rate", "batch_loss"} <= set(tags["train"])
+    assert {"epoch_loss", "epoch_accuracy"} <= set(tags["validation"])
+    assert [step for step, _ in sorted(tags["train"]["epoch_loss"])] == [0, 1]
+    assert [step for step, _ in sorted(tags["validation"]["epoch_accuracy"])] == [0, 1]
+    lr = [v for _, v in sorted(tags["train"]["epoch_learning_rate"])]
+    assert lr == pytest.approx([1e-3, 5e-4])  # the per-epoch decay
+    assert len(tags["images"]["attention/pair_0"]) == 2 and "attention/pair_2" in tags["images"]
+    assert "confusion_matrix/dev" in tags["images"]
+    assert {"confusion_matrix/test", "test_accuracy"} <= set(tags["test"])
+    assert "_hparams_/session_start_info" in tags["."]
+
+
+def test_zoo_load_round_trips(trained):
+    run = zoo.load(trained["run_dir"])
+    pairs = [("A man is playing a guitar on stage.", "A person plays music."),
+             ("Two dogs run in the snow.", "The animals are asleep."),
+             ("Nobody is here.", "")]
+    predictions = run.predict(pairs)
+    inputs = run.encode(pairs)
+    expected = np.asarray(trained["model"].explain(inputs)["probabilities"])
+    got = np.array([[p["probabilities"][name] for name in zoo.data.LABELS] for p in predictions])
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+    assert [p["label"] for p in predictions] == [zoo.data.LABELS[i] for i in expected.argmax(-1)]
+    assert run.vocab.words == trained["vocab"].words and run.config["model"] == MODEL
+
+
+def test_rerun_of_finished_run_does_not_train(trained, capsys):
+    result = train_script.main(tiny_args(trained["run_dir"], "--epochs", "2", "--log-every", "3", "--set",
+                                         "lr_decay=" + json.dumps({"type": "exponential", "rate": 0.5,
+                                                                   "every_epochs": 1})))
+    assert "already finished" in capsys.readouterr().out
+    assert result["results"]["epochs_run"] == 2
+
+
+def test_rerun_with_other_settings_is_refused(trained, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        train_script.main(tiny_args(trained["run_dir"], "--epochs", "5"))
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "other settings" in err and "train.epochs: 2 -> 5" in err and "--overwrite" in err
+
+
+def test_unknown_setting_lists_known_keys(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        train_script.main(tiny_args(tmp_path / "r", "--set", "hiden_size=3"))
+    err = capsys.readouterr().err
+    assert "unknown setting 'hiden_size'" in err and "hidden_size" in err and "learning_rate" in err
+
+
+def test_data_errors_are_one_line(tmp_path):
+    bad = tmp_path / "snli_1.0"
+    bad.mkdir()
+    for stem in ("train", "dev", "test"):
+        (bad / f"snli_1.0_{stem}.jsonl").write_text("{not json\n")
+    for data_dir in (tmp_path / "missing", bad):
+        result = run_cli(["--model", MODEL, "--data-dir", str(data_dir), "--embeddings", "none",
+                          "--run-dir", str(tmp_path / "run")], env=subprocess_env())
+        assert result.returncode == 2
+        assert "Traceback" not in result.stderr
+        lines = [line for line in result.stderr.splitlines() if line.startswith("train.py: error:")]
+        assert len(lines) == 1 and "cannot load SNLI" in lines[0], result.stderr
+
+
+# Precision and strategies ------------------------------------------------------------------------
+def test_bf16_trains_without_nan(tmp_path):
+    import keras
+
+    result = train_script.main(tiny_args(tmp_path / "bf16", "--epochs", "1", "--mixed-precision", "bf16",
+                                         "--attention-examples", "1"))
+    assert result["model"].dtype_policy.name == "mixed_bfloat16"
+    assert keras.mixed_precision.global_policy().name == "float32"  # restored afterwards
+    loss = result["results"]["history"][0]["loss"]
+    assert math.isfinite(loss) and math.isfinite(result["results"]["history"][0]["val_loss"])
+
+
+def test_mirrored_on_two_cpus_matches_one_device(tmp_path):
+    # Global batch 16 = 2 x 8 on every step (64 train, 32 dev/test pairs, unbucketed): each replica's
+    # mean loss then averages to the single-device mean exactly, up to float summation order.
+    common = ["--epochs", "2", "--set", "dropout=0", "--no-shuffle", "--no-bucket", "--batch-size", "16",
+              "--attention-examples", "0", "--log-every", "0"]
+    env = subprocess_env()
+    processes = {
+        "one": subprocess.Popen([sys.executable, "train.py", *tiny_args(tmp_path / "one", *common),
+                                 "--strategy", "one_device"], cwd=ROOT, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
+        "mirrored": subprocess.Popen([sys.executable, "train.py", *tiny_args(tmp_path / "mirrored", *common),
+                                      "--strategy", "mirrored", "--cpu-devices", "2"], cwd=ROOT, env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
+    }
+    outputs = {name: p.communicate(timeout=300)[0] for name, p in processes.items()}
+    for name, p in processes.items():
+        assert p.returncode == 0, outputs[name]
+    assert "MirroredStrategy on 2 replica(s)" in outputs["mirrored"]
+    results = {n: json.loads((tmp_path / n / "results.json").read_text()) for n in processes}
+    context = json.dumps({n: r["history"] for n, r in results.items()}, indent=1)
+    for a, b in zip(results["one"]["history"], results["mirrored"]["history"]):
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-4, abs=1e-5), context
+        assert a["val_loss"] == pytest.approx(b["val_loss"], rel=1e-4, abs=1e-5), context
+        # near chance a tie may flip under float noise: allow one dev pair
+        assert abs(a["val_accuracy"] - b["val_accuracy"]) <= 1 / 32 + 1e-9
+    one, mirrored = zoo.load(tmp_path / "one"), zoo.load(tmp_path / "mirrored")
+    for w1, w2 in zip(one.model.get_weights(), mirrored.model.get_weights()):
+        np.testing.assert_allclose(w1, w2, rtol=1e-3, atol=1e-5)
+
+
+# Resume ------------------------------------------------------------------------------------------
+def test_resume_after_sigkill(tmp_path):
+    args = [sys.executable, "train.py", *tiny_args(tmp_path / "resume", "--epochs", "3",
+                                                   "--pause-after-epoch", "2", "--attention-examples", "1")]
+    env = subprocess_env()
+    process = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+    seen = []
+    deadline = time.time() + 240
+    for line in process.stdout:
+        seen.append(line)
+        if line.startswith("[train] epoch 1 done") or time.time() > deadline:
+            break
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    assert "[train] epoch 1 done\n" in seen, "".join(seen)
+    assert process.returncode == -signal.SIGKILL
+    assert (tmp_path / "resume" / "backup").is_dir()
+    assert not (tmp_path / "resume" / "results.json").exists()
+
+    rerun = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert "resuming from epoch 2" in rerun.stdout
+    assert "Epoch 1/3" not in rerun.stdout and "Epoch 2/3" in rerun.stdout and "Epoch 3/3" in rerun.stdout
+    results = json.loads((tmp_path / "resume" / "results.json").read_text())
+    assert [e["epoch"] for e in results["history"]] == [1, 2, 3] and results["epochs_run"] == 3
+
+
+def test_multi_worker_with_a_one_worker_cluster(tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        port = s.getsockname()[1]
+    env = dict(subprocess_env(), TF_CONFIG=json.dumps(
+        {"cluster": {"worker": [f"localhost:{port}"]}, "task": {"type": "worker", "index": 0}}))
+    result = run_cli(tiny_args(tmp_path / "mw", "--epochs", "1", "--strategy", "multi_worker",
+                               "--attention-examples", "0", model="bowman_lstm"), env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "MultiWorkerMirroredStrategy on 1 replica(s)" in result.stdout
+    assert (tmp_path / "mw" / "results.json").exists()  # worker 0 is the chief: it writes the run

@@ -1,0 +1,117 @@
+"""Command line of `train.py`: the argument parser and the `--set key=value` parsing."""
+
+import argparse
+import json
+
+STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker")
+MIXED_PRECISION = {"bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
+
+
+def build_parser():
+    """The `train.py` argument parser.
+
+    Returns:
+        an `argparse.ArgumentParser`.
+    """
+    parser = argparse.ArgumentParser(
+        prog="train.py",
+        description="Train an nli-zoo model on SNLI with its paper preset. Rerun the same command to "
+                    "resume an interrupted run.")
+    parser.add_argument("--model", required=True, help="registered model name (see zoo.list_models())")
+    parser.add_argument("--dataset", default="snli",
+                        help="'snli' (tensorflow-datasets) or 'snli_sample' (shipped rows); default snli")
+    parser.add_argument("--data-dir", default=None,
+                        help="an snli_1.0 directory or zip; replaces --dataset")
+    parser.add_argument("--embeddings", default="glove-6b-50d",
+                        help="'glove-6b-50d' (default, offline), a GloVe/word2vec text file (.txt/.gz/.zip), "
+                             "or 'none' (random vectors, all trainable)")
+    parser.add_argument("--embedding-dim", type=int, default=300,
+                        help="word vector size with --embeddings none (default 300, as in the papers)")
+    parser.add_argument("--epochs", type=int, default=None, help="shortcut for --set epochs=N")
+    parser.add_argument("--batch-size", type=int, default=None, help="shortcut for --set batch_size=B")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a preset setting (model, train or data section); repeatable; "
+                             "VALUE is parsed as JSON when possible (1e-3, true, null, {\"a\": 1}), "
+                             "else taken as a string")
+    parser.add_argument("--run-dir", default=None, help="run directory; default runs/MODEL")
+    parser.add_argument("--logdir", default=None, help="TensorBoard directory; default RUN/logs")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="delete an existing run directory whose settings differ (or that finished) "
+                             "and train from scratch")
+    parser.add_argument("--strategy", choices=STRATEGIES, default="auto",
+                        help="distribution strategy; auto = mirrored over all GPUs when more than one "
+                             "is visible, else the default strategy")
+    parser.add_argument("--mixed-precision", choices=sorted(MIXED_PRECISION), default=None,
+                        help="mixed precision policy: bf16 (mixed_bfloat16) or fp16 (mixed_float16)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--log-every", type=int, default=100,
+                        help="write batch-level TensorBoard scalars every N steps (0 = per epoch only)")
+    parser.add_argument("--attention-examples", type=int, default=3,
+                        help="number of fixed dev pairs whose attention is drawn each epoch (0 = none)")
+    parser.add_argument("--max-train-examples", type=int, default=None,
+                        help="use only the first N training examples (quick experiments)")
+    parser.add_argument("--max-eval-examples", type=int, default=None,
+                        help="use only the first N dev and test examples (quick experiments)")
+    parser.add_argument("--no-bucket", action="store_true",
+                        help="batch pairs in data order instead of bucketing them by length")
+    parser.add_argument("--no-shuffle", action="store_true", help="do not shuffle the training set")
+    parser.add_argument("--verbose", type=int, choices=(0, 1, 2), default=1,
+                        help="Keras fit verbosity: 0 silent, 1 progress bar (default), 2 one line per epoch")
+    # Development and test hooks, hidden from --help.
+    parser.add_argument("--cpu-devices", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--pause-after-epoch", type=float, default=0.0, help=argparse.SUPPRESS)
+    return parser
+
+
+def parse_value(text):
+    """Parses a `--set` value: a JSON literal when it is one, else the string itself.
+
+    Args:
+        text: the text after `=`.
+
+    Returns:
+        the parsed value (`"0.5"` -> 0.5, `"true"` -> True, `"null"` -> None, `"adam"` -> "adam").
+    """
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_overrides(items):
+    """Turns `["key=value", ...]` into a dict.
+
+    Args:
+        items: the `--set` arguments.
+
+    Returns:
+        `{key: parsed value}`.
+
+    Raises:
+        ValueError: for an item without `=` or with an empty key.
+    """
+    overrides = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
+        overrides[key] = parse_value(value)
+    return overrides
+
+
+def collect_overrides(args):
+    """All preset overrides of the command line: `--set` plus the `--epochs`/`--batch-size` shortcuts.
+
+    Args:
+        args: parsed arguments.
+
+    Returns:
+        `{key: value}`.
+    """
+    overrides = parse_overrides(args.overrides)
+    if args.epochs is not None:
+        overrides["epochs"] = args.epochs
+    if args.batch_size is not None:
+        overrides["batch_size"] = args.batch_size
+    return overrides

@@ -1,0 +1,259 @@
+"""Run directories: the config written by `train.py`, its consistency checks, and `load_run`.
+
+A run directory holds (see docs/architecture.md):
+```
+RUN/
+  config.json       # model name, preset, vocabulary size, embedding dim, embeddings source, tokenizer, ...
+  vocab.txt
+  best.weights.h5   # weights of the best dev accuracy
+  backup/           # BackupAndRestore state (resume after kill)
+  history.json      # one entry per finished epoch; "finished" once fit() returned
+  results.json      # test accuracy, per-class accuracy, confusion matrix
+  logs/             # TensorBoard
+```
+
+Example:
+```python
+import zoo
+run = zoo.load("runs/bowman_lstm")
+run.predict([("A man plays a guitar.", "A person makes music.")])
+# [{"label": "entailment", "probabilities": {"entailment": 0.9, "neutral": 0.07, "contradiction": 0.03}}]
+```
+"""
+
+import json
+import os
+import shutil
+
+import numpy as np
+
+CONFIG_FILE = "config.json"
+VOCAB_FILE = "vocab.txt"
+BEST_WEIGHTS_FILE = "best.weights.h5"
+BACKUP_DIR = "backup"
+HISTORY_FILE = "history.json"
+RESULTS_FILE = "results.json"
+LOGS_DIR = "logs"
+
+# Config entries that must match for a rerun to resume the run in the same directory (plus
+# "embedding_dim" with random vectors).
+IDENTITY_KEYS = ("model", "preset", "embeddings", "data", "seed")
+
+
+def default_run_dir(model_name, root="runs"):
+    """The run directory used when `--run-dir` is not given: `runs/MODEL` (deterministic, so that
+    rerunning the same command resumes)."""
+    return os.path.join(root, model_name)
+
+
+def read_json(path, default=None):
+    """Reads a JSON file, or returns `default` when it does not exist."""
+    if not os.path.exists(path):
+        return default
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write_json(path, value):
+    """Writes `value` as indented JSON atomically (write to a temporary file, then rename)."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(value, f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def load_config(run_dir):
+    """The `config.json` of a run.
+
+    Raises:
+        FileNotFoundError: when `run_dir` has no config.
+    """
+    path = os.path.join(run_dir, CONFIG_FILE)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{run_dir!r} is not a run directory (no {CONFIG_FILE})")
+    return read_json(path)
+
+
+def save_config(run_dir, config):
+    """Writes `config.json` into `run_dir` (created when missing)."""
+    os.makedirs(run_dir, exist_ok=True)
+    write_json(os.path.join(run_dir, CONFIG_FILE), config)
+
+
+def config_differences(old, new):
+    """The entries of `new` (identity entries, see `IDENTITY_KEYS`) on which `old` differs, as readable lines."""
+    lines = []
+    for key in new:
+        a, b = old.get(key), new.get(key)
+        if key == "preset" and isinstance(a, dict) and isinstance(b, dict):
+            for section in sorted(set(a) | set(b)):
+                sa, sb = a.get(section, {}), b.get(section, {})
+                for name in sorted(set(sa) | set(sb)):
+                    if sa.get(name) != sb.get(name):
+                        lines.append(f"{section}.{name}: {sa.get(name)!r} -> {sb.get(name)!r}")
+        elif a != b:
+            lines.append(f"{key}: {a!r} -> {b!r}")
+    return lines
+
+
+def prepare_run_dir(run_dir, identity, overwrite=False):
+    """Decides what to do with `run_dir` for a run whose identity entries are `identity`.
+
+    Args:
+        run_dir: the run directory.
+        identity: `{key: value}` for `IDENTITY_KEYS`.
+        overwrite: delete an existing run whose settings differ (or that finished) and start again.
+
+    Returns:
+        `"new"` (nothing to resume), `"resume"` (same settings, training unfinished) or `"evaluate"`
+        (same settings, training finished but no results yet) or `"finished"` (results exist).
+
+    Raises:
+        RunConflictError: when the directory holds a run with other settings and not `overwrite`.
+    """
+    old = read_json(os.path.join(run_dir, CONFIG_FILE))
+    if old is None:
+        # "workers" holds the scratch directories of multi-worker training, created by other processes
+        if os.path.isdir(run_dir) and set(os.listdir(run_dir)) - {"workers"} and not overwrite:
+            raise RunConflictError(f"{run_dir} exists and is not a run directory; "
+                                   "choose another --run-dir or pass --overwrite")
+        if os.path.isdir(run_dir) and overwrite:
+            shutil.rmtree(run_dir)
+        return "new"
+    differences = config_differences(old, identity)
+    finished = os.path.exists(os.path.join(run_dir, RESULTS_FILE))
+    if differences or (finished and overwrite):
+        if not overwrite:
+            raise RunConflictError(
+                f"{run_dir} holds a run with other settings ({'; '.join(differences)}); rerun with the "
+                "same settings to resume, choose another --run-dir, or pass --overwrite to start again")
+        shutil.rmtree(run_dir)
+        return "new"
+    if finished:
+        return "finished"
+    history = read_json(os.path.join(run_dir, HISTORY_FILE), {})
+    return "evaluate" if history.get("finished") else "resume"
+
+
+class RunConflictError(ValueError):
+    """The run directory holds a run with other settings."""
+
+
+def build_model(config):
+    """Builds (with weights created, not loaded) the model a run config describes.
+
+    Args:
+        config: a run's `config.json` content.
+
+    Returns:
+        the `NLIModel`.
+    """
+    import zoo
+
+    return zoo.create_model(
+        config["model"], vocabulary_size=config["vocabulary_size"], embedding_dim=config["embedding_dim"],
+        tunable_words=config["tunable_words"], num_tunable=config["num_tunable"],
+        **config["preset"]["model"])
+
+
+class Run:
+    """A trained run: model with its best weights, vocabulary, tokenizer and config.
+
+    Args:
+        run_dir: the run directory.
+        model: the `NLIModel` with its weights loaded.
+        vocab: the `Vocabulary`.
+        tokenizer: the `Tokenizer`.
+        config: the `config.json` content.
+    """
+
+    def __init__(self, run_dir, model, vocab, tokenizer, config):
+        self.run_dir = run_dir
+        self.model = model
+        self.vocab = vocab
+        self.tokenizer = tokenizer
+        self.config = config
+
+    @property
+    def labels(self):
+        """Label names by id."""
+        from zoo.data import LABELS
+
+        return tuple(self.config.get("labels", LABELS))
+
+    @property
+    def results(self):
+        """The run's `results.json` content (None before the test evaluation)."""
+        return read_json(os.path.join(self.run_dir, RESULTS_FILE))
+
+    def encode(self, pairs):
+        """Token ids of `[(premise, hypothesis), ...]`, truncated like the training data.
+
+        Returns:
+            `{"premise": int32 [N, Lp], "hypothesis": int32 [N, Lh]}`.
+        """
+        from zoo.data.pipeline import encode_pairs
+
+        data = self.config["preset"]["data"]
+        return encode_pairs(list(pairs), self.vocab, self.tokenizer,
+                            max_premise_length=data.get("max_premise_length"),
+                            max_hypothesis_length=data.get("max_hypothesis_length"))
+
+    def predict_probabilities(self, pairs, batch_size=256):
+        """Class probabilities `float32 [N, 3]` of `[(premise, hypothesis), ...]`."""
+        pairs = list(pairs)
+        if not pairs:
+            return np.zeros((0, len(self.labels)), "float32")
+        chunks = []
+        for start in range(0, len(pairs), batch_size):
+            inputs = self.encode(pairs[start:start + batch_size])
+            logits = np.asarray(self.model(inputs, training=False), dtype="float32")
+            chunks.append(_softmax(logits))
+        return np.concatenate(chunks)
+
+    def predict(self, pairs, batch_size=256):
+        """Labels of `[(premise, hypothesis), ...]`.
+
+        Returns:
+            a list of `{"label": name, "probabilities": {name: float}}`, one per pair.
+        """
+        labels = self.labels
+        return [{"label": labels[int(np.argmax(p))],
+                 "probabilities": {name: float(v) for name, v in zip(labels, p)}}
+                for p in self.predict_probabilities(pairs, batch_size)]
+
+
+def _softmax(logits):
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def load_run(run_dir, weights=BEST_WEIGHTS_FILE):
+    """Loads a run written by `train.py`.
+
+    Args:
+        run_dir: the run directory.
+        weights: weights file inside the run directory (default the best dev checkpoint).
+
+    Returns:
+        a `Run`.
+
+    Raises:
+        FileNotFoundError: when the config, vocabulary or weights are missing.
+    """
+    from zoo.data.tokenizer import Tokenizer
+    from zoo.data.vocab import Vocabulary
+
+    config = load_config(run_dir)
+    for name in (VOCAB_FILE, weights):
+        if not os.path.exists(os.path.join(run_dir, name)):
+            raise FileNotFoundError(f"run {run_dir!r} has no {name} (is training finished?)")
+    vocab = Vocabulary.load(os.path.join(run_dir, VOCAB_FILE))
+    if len(vocab) != config["vocabulary_size"]:
+        raise ValueError(f"{VOCAB_FILE} has {len(vocab)} tokens, config.json says {config['vocabulary_size']}")
+    tokenizer = Tokenizer.from_config(config["tokenizer"])
+    model = build_model(config)
+    model.load_weights(os.path.join(run_dir, weights))
+    return Run(run_dir, model, vocab, tokenizer, config)
