@@ -10,7 +10,7 @@ import zoo
 
 VOCAB = 40
 EMBEDDING_DIM = 12
-SMALL = {"hidden_size": 16}  # small sizes keep the suite fast; structure is unchanged
+SMALL = {"hidden_size": 16, "operator_size": 32}  # small sizes keep the suite fast; structure is unchanged
 
 
 def small_overrides(name):
@@ -59,16 +59,23 @@ def check_padding_invariance(model, batch, atol=1e-5):
 
 
 def check_attention_rows(model, batch, atol=1e-5):
-    """Every attention row of a real token sums to one over the real tokens it attends over."""
+    """Every attention row of a real token sums to one over the real tokens it attends over.
+
+    A model with `attention_null_column = True` has one more `attention` column, first: NULL.
+    A model whose maps index other positions than tokens (tree nodes) returns their boolean real-position
+    masks as `premise_mask` `[B, Np]` and `hypothesis_mask` `[B, Nh]` in `explain()`."""
     outputs = {k: np.asarray(v) for k, v in model.explain(batch).items()}
-    premise_real = batch["premise"] != 0
-    hypothesis_real = batch["hypothesis"] != 0
+    premise_real = outputs.get("premise_mask", batch["premise"] != 0)
+    hypothesis_real = outputs.get("hypothesis_mask", batch["hypothesis"] != 0)
     checked = 0
     for key, (rows_real, cols_real) in (("attention", (hypothesis_real, premise_real)),
                                          ("attention_reverse", (premise_real, hypothesis_real))):
         if key not in outputs:
             continue
         att = outputs[key]
+        if key == "attention" and getattr(model, "attention_null_column", False):
+            # Wang & Jiang's NULL premise position: column 0, always real (rows may align with it).
+            cols_real = np.concatenate([np.ones_like(cols_real[:, :1]), cols_real], axis=1)
         assert np.all(np.isfinite(att))
         assert np.all(att[~np.broadcast_to(cols_real[:, None, :], att.shape)] == 0)
         n_rows = att.shape[1]

@@ -65,7 +65,7 @@ def test_overfits_64_pairs(name):
     assert tc.overfit_accuracy(name, pairs, labels) >= 0.95
 
 
-@pytest.mark.parametrize("name", ["rocktaschel_wbw", "rocktaschel_attention_two_way"])
+@pytest.mark.parametrize("name", ["rocktaschel_wbw", "rocktaschel_attention_two_way", "mlstm", "esim"])
 def test_trains_under_xla(name):
     import keras
 
@@ -107,7 +107,6 @@ def test_list_models_pattern():
 
 JAX_SCRIPT = """
 import json
-import jax, jax.numpy as jnp
 import numpy as np
 import keras
 assert keras.backend.backend() == "jax", keras.backend.backend()
@@ -117,20 +116,15 @@ report = {}
 for name in zoo.list_models():
     model = tc.make_model(name)
     batch = tc.random_pairs(batch=4)
-    labels = np.arange(4) % 3
-    out = model.explain(batch)
-    trainable = [v.value for v in model.trainable_variables]
-    frozen = [v.value for v in model.non_trainable_variables]
-    def loss_fn(trainable):
-        logits, _ = model.stateless_call(trainable, frozen, batch, training=False)
-        return jnp.mean(keras.ops.sparse_categorical_crossentropy(labels, logits, from_logits=True))
-    grads = jax.grad(loss_fn)(trainable)
+    outputs = model.explain(batch)
     model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    loss = float(model.train_on_batch(batch, labels))
+    before = [np.array(v) for v in model.trainable_variables]
+    loss = float(model.train_on_batch(batch, np.arange(4) % 3))
+    # Adam moves every weight whose gradient is non-zero; a weight without gradient stays bit-identical.
     report[name] = {"loss": loss,
-                    "finite": bool(all(np.all(np.isfinite(np.asarray(v))) for v in out.values())),
-                    "no_gradient": [v.path for v, g in zip(model.trainable_variables, grads)
-                                    if not np.any(np.asarray(g) != 0) or not np.all(np.isfinite(g))]}
+                    "finite": bool(all(np.all(np.isfinite(np.asarray(v))) for v in outputs.values())),
+                    "unchanged": [v.path for b, v in zip(before, model.trainable_variables)
+                                  if np.array_equal(b, np.array(v))]}
 print("JAX_REPORT " + json.dumps(report))
 """
 
@@ -145,4 +139,4 @@ def test_every_model_runs_under_jax():
     assert sorted(report) == MODELS
     for name, r in report.items():
         assert r["finite"] and np.isfinite(r["loss"]), (name, r)
-        assert not r["no_gradient"], f"{name}: weights without a finite non-zero gradient under JAX: {r}"
+        assert not r["unchanged"], f"{name}: one JAX training step left weights unchanged: {r}"

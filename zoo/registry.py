@@ -21,7 +21,7 @@ DEFAULT_TRAIN = {
     "beta_1": 0.9,
     "beta_2": 0.999,
     "batch_size": 32,
-    "clipnorm": None,
+    "global_clipnorm": None,
     "epochs": 20,
     "patience": 3,
     "lr_decay": None,

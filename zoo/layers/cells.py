@@ -74,3 +74,71 @@ class WordByWordAttentionCell(_MemoryCell):
         config = super().get_config()
         config.update(units=self.units)
         return config
+
+
+class MatchLSTMCell(_MemoryCell):
+    """Wang & Jiang (2016) match-LSTM (mLSTM), Eq. 2-3 and 6-8, as one recurrent step.
+
+    Per hypothesis position k, with state (h^m_{k-1}, c^m_{k-1}) and the precomputed step input
+    `[W^t h^t_k ; W^{m*}_t h^t_k + b^{m*}]` (`[B, d + 4d]`):
+
+        e_kj  = w^e · tanh(W^s h^s_j + W^t h^t_k + W^m h^m_{k-1})          (6)
+        α_k   = softmax_j(e_kj)          over NULL and the real premise words    (3)
+        a_k   = Σ_j α_kj h^s_j                                                   (2)
+        m_k   = [a_k ; h^t_k]                                                    (7)
+        i, f, o = σ(W^{m*} m_k + V^{m*} h^m_{k-1} + b^{m*}),
+        c^m_k = f ⊙ c^m_{k-1} + i ⊙ tanh(W^{mc} m_k + V^{mc} h^m_{k-1} + b^{mc}),
+        h^m_k = o ⊙ tanh(c^m_k)                                                  (8)
+
+    `W^{m*} m_k` splits into `W^{m*}_a a_k + W^{m*}_t h^t_k`. The second term does not depend on the
+    step and comes in with the input; the first is linear in α_k, so the caller binds the premise
+    memory already multiplied by `W^{m*}_a` (`[B, L, 4d]`): the read `Σ_j α_kj (W^{m*}_a h^s_j)` *is*
+    `W^{m*}_a a_k`. Likewise `W^s h^s_j` is bound precomputed. Inside the loop there is only what needs
+    h^m_{k-1}: `W^m h^m_{k-1}`, the scores, the read, `V^{m*} h^m_{k-1}` and the LSTM update.
+
+    Memory binding: `bind_memory(W^{m*}_a H^s, W^s H^s, mask)` with the NULL position h^s_0 = 0 already
+    prepended by the caller (both projections are 0 there: no bias).
+
+    The step output is `[i ; f ; o ; α_k]` float32 `[B, 3d + L]` (gates first, so the split point is
+    static); the final states are `[h^m_N, c^m_N]`. Gate layout in the 4d vectors: i, f, o, candidate.
+
+    Args:
+        units: d, the mLSTM size (also the attention size of W^s, W^t, W^m).
+    """
+
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+        self.state_size = [units, units]
+
+    def build(self, input_shape):
+        init = "glorot_uniform"
+        self.attention_recurrent_kernel = self.add_weight(  # W^m
+            name="W_m", shape=(self.units, self.units), initializer=init)
+        self.recurrent_kernel = self.add_weight(  # V^{mi}, V^{mf}, V^{mo}, V^{mc}
+            name="V_m", shape=(self.units, 4 * self.units), initializer="orthogonal")
+        self.score = AttentionScore(name="w_e")  # w^e
+        self.score.build((None, None, self.units))
+        self.built = True
+
+    def call(self, inputs, states, training=False):
+        memory_gates, memory_projection, memory_mask = self._read_memory()
+        d = self.units
+        h_prev, c_prev = states[0], states[1]                                    # [B, d], [B, d]
+        query = inputs[:, :d] + ops.matmul(h_prev, self.attention_recurrent_kernel)  # (6) W^t h^t_k + W^m h^m
+        gates_from_a, alpha = additive_attention(
+            memory_gates, memory_projection, query, memory_mask, self.score)   # (2), (3), (6); [B, 4d]
+        z = inputs[:, d:] + gates_from_a + ops.matmul(h_prev, self.recurrent_kernel)  # (8) pre-activations
+        i = ops.sigmoid(z[:, :d])
+        f = ops.sigmoid(z[:, d:2 * d])
+        o = ops.sigmoid(z[:, 2 * d:3 * d])
+        c = f * c_prev + i * ops.tanh(z[:, 3 * d:])                              # (8)
+        h = o * ops.tanh(c)                                                      # (8)
+        output = ops.concatenate([ops.cast(i, "float32"), ops.cast(f, "float32"), ops.cast(o, "float32"),
+                                  alpha], axis=-1)                               # [B, 3d + L]
+        return output, [h, c]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(units=self.units)
+        return config

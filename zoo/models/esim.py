@@ -1,0 +1,116 @@
+"""Chen et al. (2017): the Enhanced Sequential Inference Model (ESIM)."""
+
+import keras
+from keras import ops
+
+from zoo.layers.alignment import dot_scores, enhance, mean_max_pool, soft_align
+from zoo.models.base import NLIModel
+from zoo.registry import register_model
+
+# §4 "Training": Adam (β1 0.9, β2 0.999), learning rate 0.0004, batch size 32. Gradient-norm clipping
+# at 10 is from the authors' released code (lukecq1231/nli, scripts/ESIM/train.py: clip_c=10), which clips
+# the norm of all gradients together: Keras' `global_clipnorm`.
+ESIM_TRAIN = {"optimizer": "adam", "learning_rate": 4e-4, "beta_1": 0.9, "beta_2": 0.999, "batch_size": 32,
+              "global_clipnorm": 10.0}
+# §4: 300-d GloVe 840B (cased: the released code builds a cased vocabulary), OOV words Gaussian samples,
+# every vector trained.
+ESIM_DATA = {"oov": "chen", "lowercase": False}
+
+
+@register_model("esim", model={"hidden_size": 300, "mlp_layers": 1, "dropout": 0.5},
+                train=ESIM_TRAIN, data=ESIM_DATA,
+                paper="Chen et al. 2017, Table 1 '(16) 600D ESIM' (all hidden states 300-d)",
+                paper_params=4_300_000, attention=("attention", "attention_reverse"))
+class ESIM(NLIModel):
+    """ESIM (Chen et al. 2017, §3.1-3.3, sequential model).
+
+    With a the premise and b the hypothesis:
+
+        ā_i = BiLSTM(a, i),  b̄_j = BiLSTM(b, j)                               (1)-(2)
+        e_ij = ā_i^T b̄_j                                                       (11)
+        ã_i = Σ_j softmax_j(e_ij) b̄_j,  b̃_j = Σ_i softmax_i(e_ij) ā_i          (12)-(13)
+        m_a = [ā; ã; ā − ã; ā ⊙ ã],  m_b = [b̄; b̃; b̄ − b̃; b̄ ⊙ b̃]               (14)-(15)
+        v_a = BiLSTM(F(m_a)),  v_b = BiLSTM(F(m_b))     F: one ReLU layer       (§3.3)
+        v = [ave(v_a); max(v_a); ave(v_b); max(v_b)]   over real words only    (18)-(20)
+
+    and an MLP with one tanh hidden layer and a softmax layer on v. The same encoding BiLSTM reads both
+    sentences, and the same composition BiLSTM both enhanced sequences (as in the released code).
+    Dropout (rate 0.5) is applied to "all feedforward connections" (§4); where exactly follows the
+    released code: the word vectors, the output of F, v, and the tanh layer's output.
+
+    The shared pieces (alignment, enhancement, pooling) are in `zoo.layers.alignment`; subclasses change
+    the score (`scores`) or the enhanced vectors (`enhanced`).
+
+    Args:
+        hidden_size: size of both BiLSTMs (per direction), of F and of the tanh layers (300).
+        mlp_layers: number of tanh layers before the softmax layer (1).
+        dropout: rate of every dropout layer (0.5).
+        **kwargs: `NLIModel` arguments.
+
+    `explain()` returns `attention` `[B, Lh, Lp]` (each hypothesis word over the premise, Eq. 13) and
+    `attention_reverse` `[B, Lp, Lh]` (each premise word over the hypothesis, Eq. 12).
+
+    References:
+        Qian Chen, Xiaodan Zhu, Zhenhua Ling, Si Wei, Hui Jiang, Diana Inkpen. Enhanced LSTM for
+        Natural Language Inference. ACL 2017.
+    """
+
+    def __init__(self, hidden_size=300, mlp_layers=1, dropout=0.5, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.mlp_layers = mlp_layers
+        self.dropout = dropout
+        bilstm = lambda name: keras.layers.Bidirectional(  # noqa: E731
+            keras.layers.LSTM(hidden_size, return_sequences=True), name=name)
+        self.input_dropout = keras.layers.Dropout(dropout)
+        self.input_encoder = bilstm("input_encoding")
+        self.projection = keras.layers.Dense(hidden_size, activation="relu", name="F")
+        self.projection_dropout = keras.layers.Dropout(dropout)
+        self.composition = bilstm("composition")
+        self.pooled_dropout = keras.layers.Dropout(dropout)
+        self.mlp = [keras.layers.Dense(hidden_size, activation="tanh", name=f"tanh_{i}")
+                    for i in range(mlp_layers)]
+        self.mlp_dropout = [keras.layers.Dropout(dropout) for _ in range(mlp_layers)]
+        self.classifier = keras.layers.Dense(self.num_classes, dtype="float32", name="classifier")
+
+    # Steps subclasses may change -----------------------------------------------------------------
+    def scores(self, a_bar, b_bar):
+        """e `[B, La, Lb]` (Eq. 11)."""
+        return dot_scores(a_bar, b_bar)
+
+    def enhanced(self, bar, tilde, weights, mask, other_mask):
+        """m `[B, L, 8h]` for one side (Eq. 14-15) and extra `explain()` outputs (a dict)."""
+        return enhance(bar, tilde), {}
+
+    # Forward pass ---------------------------------------------------------------------------------
+    def compose(self, m, mask, training=False):
+        """[ave; max] of the composition BiLSTM over F(m) `[B, L, 8h]` -> `[B, 4h]` (§3.3, Eq. 18-19)."""
+        x = self.projection_dropout(self.projection(m), training=training)          # F(m) [B, L, h]
+        v = self.composition(x, mask=mask, training=training)                       # [B, L, 2h]
+        return mean_max_pool(v, mask)                                                # (18)/(19)
+
+    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
+        a_bar = self.input_encoder(self.input_dropout(premise, training=training), mask=premise_mask,
+                                   training=training)                               # (1) [B, Lp, 2h]
+        b_bar = self.input_encoder(self.input_dropout(hypothesis, training=training), mask=hypothesis_mask,
+                                   training=training)                               # (2) [B, Lh, 2h]
+        a_tilde, b_tilde, weights_a, weights_b = soft_align(
+            self.scores(a_bar, b_bar), a_bar, b_bar, premise_mask, hypothesis_mask)  # (11)-(13)
+        m_a, extra_a = self.enhanced(a_bar, a_tilde, weights_a, premise_mask, hypothesis_mask)    # (14)
+        m_b, extra_b = self.enhanced(b_bar, b_tilde, weights_b, hypothesis_mask, premise_mask)    # (15)
+        v = ops.concatenate([self.compose(m_a, premise_mask, training),
+                             self.compose(m_b, hypothesis_mask, training)], axis=-1)  # (20) [B, 8h]
+        v = self.pooled_dropout(v, training=training)
+        for layer, dropout in zip(self.mlp, self.mlp_dropout):
+            v = dropout(layer(v), training=training)                                # [B, h]
+        outputs = {"logits": self.classifier(v),
+                   "attention": weights_b,                                           # [B, Lh, Lp]
+                   "attention_reverse": weights_a}                                   # [B, Lp, Lh]
+        outputs.update({f"{k}_a": t for k, t in extra_a.items()})
+        outputs.update({f"{k}_b": t for k, t in extra_b.items()})
+        return outputs
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(hidden_size=self.hidden_size, mlp_layers=self.mlp_layers, dropout=self.dropout)
+        return config
