@@ -6,3 +6,8 @@ NULL_ID = 2   # "[NULL]": Rocktäschel's delimiter, Wang & Jiang's NULL position
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[NULL]")
 
 LABELS = ("entailment", "neutral", "contradiction")  # label ids 0, 1, 2 (tfds `snli` order)
+
+# Tree arrays (see zoo/data/trees.py): the slots of a node's row `[left, right, level]`, and the value
+# that fills padding node slots.
+LEFT, RIGHT, LEVEL = 0, 1, 2
+PAD_NODE = -1

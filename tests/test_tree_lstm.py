@@ -1,0 +1,189 @@
+"""Trees as data and the batched binary tree-LSTM (Chen et al. 2017 Eq. 3-10) against a per-tree reference."""
+
+import numpy as np
+import pytest
+
+from zoo.data import trees as T
+
+
+def random_tree(rng, leaves):
+    """A random full binary tree over `leaves` (a list of leaf names): random split points."""
+    if len(leaves) == 1:
+        return leaves[0]
+    split = int(rng.integers(1, len(leaves)))
+    return (random_tree(rng, leaves[:split]), random_tree(rng, leaves[split:]))
+
+
+def reference_tree_lstm(tree, vectors, internal_vectors, W, b, U, hidden):
+    """Plain recursive numpy tree-LSTM: `{node index: h}` for one tree (leaves named by token index)."""
+    sigmoid = lambda x: 1.0 / (1.0 + np.exp(-x))  # noqa: E731
+    out = {}
+
+    def visit(node):
+        if isinstance(node, str):
+            t = int(node)
+            x, hl, cl, hr, cr, index = vectors[t], *([np.zeros(hidden)] * 4), 2 * t
+        else:
+            (hl, cl, left_last), (hr, cr, _) = visit(node[0]), visit(node[1])
+            index = 2 * left_last + 1
+            x = internal_vectors[index]
+        xw = x @ W + b
+        z = np.concatenate([hl, hr]) @ U
+        o = sigmoid(xw[:hidden] + z[:hidden])
+        fl = sigmoid(xw[hidden:2 * hidden] + z[hidden:2 * hidden])
+        fr = sigmoid(xw[hidden:2 * hidden] + z[2 * hidden:3 * hidden])
+        i = sigmoid(xw[2 * hidden:3 * hidden] + z[3 * hidden:4 * hidden])
+        u = np.tanh(xw[3 * hidden:] + z[4 * hidden:])
+        c = fl * cl + fr * cr + i * u
+        h = o * np.tanh(c)
+        out[index] = h
+        last = max(int(leaf) for leaf in T.leaves(node)) if not isinstance(node, str) else int(node)
+        return h, c, last
+
+    visit(tree)
+    return out
+
+
+# Trees as data ------------------------------------------------------------------------------------
+def test_parse_gives_in_order_layout():
+    tree = T.parse_binary_parse("( ( Two women ) ( ( are sleeping ) . ) )")
+    assert T.leaves(tree) == ["Two", "women", "are", "sleeping", "."]
+    a = T.tree_arrays(tree)
+    assert a.shape == (9, 3)
+    assert np.all(a[0::2] == [-1, -1, 0])                       # leaves at even nodes
+    assert a[1].tolist() == [0, 2, 1]                           # (Two women)
+    assert a[5].tolist() == [4, 6, 1]                           # (are sleeping)
+    assert a[7].tolist() == [5, 8, 2]                           # ((are sleeping) .)
+    assert a[3].tolist() == [1, 7, 3]                           # root
+    # unary brackets collapse; a bare word is a one-leaf tree
+    assert T.parse_binary_parse("( ( ( a b ) ) )") == ("a", "b")
+    assert T.tree_arrays(T.parse_binary_parse("Dogs")).tolist() == [[-1, -1, 0]]
+
+
+@pytest.mark.parametrize("parse", ["( ( a b ) c", "( a b ) )", "( ( ) a )", "( a ) ( b )", ""])
+def test_malformed_parse_names_the_pair(parse):
+    with pytest.raises(T.TreeFormatError, match="pair '12345#1r1e'"):
+        T.parse_binary_parse(parse, pair_id="12345#1r1e", sentence="premise")
+
+
+def test_leaves_must_match_tokens():
+    with pytest.raises(T.TreeFormatError, match="pair 'p7'.*do not match"):
+        T.sentence_tree("( ( Two women ) sleep )", ["two", "women", "sleeping"], pair_id="p7", sentence="hypothesis")
+    arrays = T.sentence_tree("( ( Two women ) sleep )", ["two", "women", "sleep"], max_length=2)
+    assert arrays.tolist() == [[-1, -1, 0], [0, 2, 1], [-1, -1, 0]]
+
+
+def test_complete_trees():
+    assert T.complete_tree(5) == ((("0", "1"), ("2", "3")), "4")
+    for n in range(0, 70):
+        closed = T.complete_tree_arrays(n)
+        built = T.tree_arrays(T.complete_tree(n))
+        assert closed.shape == (max(2 * n - 1, 0), 3)
+        np.testing.assert_array_equal(closed[:, :2], built[:, :2])
+        assert np.all(closed[:, 2] >= built[:, 2])  # pairing rounds >= heights: children always come first
+        for row in closed[1::2]:
+            assert closed[row[0], 2] < row[2] and closed[row[1], 2] < row[2]
+
+
+def test_in_model_complete_trees_match_the_data_side():
+    from zoo.layers.tree_lstm import complete_tree
+
+    lengths = [0, 1, 2, 3, 5, 8, 9, 13]
+    mask = np.arange(13)[None, :] < np.asarray(lengths)[:, None]
+    built = np.asarray(complete_tree(mask))
+    np.testing.assert_array_equal(built, T.pad_trees([T.complete_tree_arrays(n) for n in lengths], length=13))
+
+
+def test_example_trees_and_dataset():
+    from zoo.data.snli import load_snli
+    from zoo.data.tokenizer import Tokenizer
+    from zoo.data.vocab import Vocabulary
+
+    examples = load_snli("snli_sample")[0]["validation"][:24]
+    tokenizer = Tokenizer()
+    p, h, report = T.example_trees(examples, tokenizer, max_premise_length=6)
+    assert report["fallback_complete"] == 0 and all(len(a) <= 11 for a in p)
+    bad = [dict(examples[0], premise_binary_parse="( ( a b )")] + examples[1:3]
+    with pytest.raises(T.TreeFormatError, match=repr(examples[0]["pair_id"])):
+        T.example_trees(bad, tokenizer)
+    assert T.example_trees(bad, tokenizer, on_error="complete")[2]["fallback_complete"] == 1
+
+    vocab = Vocabulary.build(tokenizer.tokenize_batch([e["premise"] for e in examples] + [e["hypothesis"] for e in examples]))
+    ds = T.make_tree_dataset(examples, vocab, tokenizer, batch_size=8, bucket=True)
+    for features, labels in ds:
+        for key in ("premise", "hypothesis"):
+            ids, tree = features[key].numpy(), features[f"{key}_tree"].numpy()
+            assert tree.shape == (ids.shape[0], 2 * ids.shape[1] - 1, 3)
+            np.testing.assert_array_equal(tree[:, 0::2, 2] == 0, ids != 0)   # leaves <-> real tokens
+
+
+# The batched tree-LSTM -----------------------------------------------------------------------------
+def test_batched_tree_lstm_matches_recursive_reference():
+    from zoo.layers.tree_lstm import BinaryTreeLSTM, interleave
+
+    rng = np.random.default_rng(0)
+    hidden, dim, length = 5, 4, 11
+    lengths = [11, 1, 7, 4, 9, 2]
+    nested = [random_tree(rng, [str(t) for t in range(n)]) for n in lengths[:4]] + \
+             [T.complete_tree(9), T.complete_tree(2)]
+    arrays = [T.tree_arrays(t) for t in nested]
+    depth = max(T.tree_height(a) for a in arrays)
+    tree = T.pad_trees(arrays, length=length)
+    words = rng.normal(size=(len(lengths), length, dim)).astype("float32")
+    internal = rng.normal(size=(len(lengths), length - 1, dim)).astype("float32")
+    nodes = np.asarray(interleave(words, internal))
+    layer = BinaryTreeLSTM(hidden, max_depth=depth)
+    layer.build(nodes.shape)
+    for w in layer.weights:  # non-trivial biases
+        w.assign(rng.normal(scale=0.5, size=w.shape).astype("float32"))
+    h = np.asarray(layer(nodes, tree))
+    W, b, U = (np.asarray(w, dtype="float64") for w in (layer.kernel, layer.bias, layer.recurrent_kernel))
+    for i, t in enumerate(nested):
+        ref = reference_tree_lstm(t, words[i].astype("float64"), nodes[i].astype("float64"), W, b, U, hidden)
+        assert sorted(ref) == list(range(2 * lengths[i] - 1))
+        for index, value in ref.items():
+            np.testing.assert_allclose(h[i, index], value, atol=1e-5)
+        assert np.all(h[i, 2 * lengths[i] - 1:] == 0)             # padding nodes are zero
+
+    # Padding nodes never change a real node: garbage at padding inputs, more padding slots.
+    noisy = nodes.copy()
+    for i, n in enumerate(lengths):
+        noisy[i, 2 * n - 1:] = 100.0
+    np.testing.assert_allclose(np.asarray(layer(noisy, tree)), h, atol=1e-6)
+    wider = T.pad_trees(arrays, length=length + 4)
+    wider_nodes = np.pad(nodes, ((0, 0), (0, 8), (0, 0)), constant_values=-7.0)
+    np.testing.assert_allclose(np.asarray(layer(wider_nodes, wider))[:, :2 * length - 1], h, atol=1e-6)
+
+
+def test_tree_lstm_trains_under_xla():
+    import keras
+    from zoo.layers.tree_lstm import BinaryTreeLSTM, complete_tree, node_mask, root_state
+    from zoo.layers.masking import masked_max
+
+    class TinyTree(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.embedding = keras.layers.Embedding(20, 6)
+            self.tree_lstm = BinaryTreeLSTM(8, max_depth=4)
+            self.out = keras.layers.Dense(3)
+
+        def call(self, inputs):
+            ids, tree = inputs["ids"], inputs["tree"]
+            x = self.embedding(ids)
+            nodes = keras.ops.reshape(keras.ops.stack([x, x], 2), (-1, 2 * ids.shape[1], 6))[:, :-1]
+            h = self.tree_lstm(nodes, tree)
+            return self.out(keras.ops.concatenate([masked_max(h, node_mask(tree)), root_state(h, tree)], -1))
+
+    rng = np.random.default_rng(1)
+    ids = rng.integers(1, 20, (8, 6)).astype("int32")
+    ids[:, 4:] *= (rng.random((8, 2)) < 0.5)
+    ids[ids[:, 4] == 0, 5] = 0
+    mask = ids != 0
+    tree = T.pad_trees([T.tree_arrays(random_tree(rng, [str(t) for t in range(n)])) for n in mask.sum(1)], 6)
+    np.testing.assert_array_equal(np.asarray(complete_tree(mask))[..., 2] >= 0, tree[..., 2] >= 0)
+    model = TinyTree()
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  jit_compile=True)
+    labels = np.arange(8) % 3
+    losses = [float(model.train_on_batch({"ids": ids, "tree": tree}, labels)) for _ in range(5)]
+    assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]

@@ -1,0 +1,187 @@
+"""Binary tree-LSTM over batches of trees, level by level (Chen et al. 2017 Eq. 3-10; Paria et al. 2016 §II.B.1).
+
+Trees come in the in-order node layout of `zoo.data.trees` (read its docstring): per sentence of L
+token slots, `int32 [B, 2L - 1, 3]` rows `[left, right, level]`, token t at node 2t, internal nodes at
+odd indices, -1 for padding. `complete_tree` builds Chen's full binary tree / Paria's btree from the
+token mask in-model, so the tree models also run on token ids alone.
+
+The computation is a Python loop over a static number of levels: leaves first (their children are
+empty), then at level k every internal node is computed from its children, gathered with
+`take_along_axis`, and kept only where the node's level is k (`where`). No `scan`/`while_loop`, no
+scatter: it compiles under XLA on TensorFlow and differentiates on JAX. A node whose level exceeds
+the number of levels computed stays zero, so `max_depth` must cover the data (`zoo.data.trees` checks).
+"""
+
+import math
+
+import keras
+from keras import ops
+
+from zoo.constants import LEFT, LEVEL, RIGHT
+
+
+def interleave(leaves, internal):
+    """The in-order node sequence `[B, 2L - 1, D]` from leaves `[B, L, D]` and internal nodes `[B, L - 1, D]`."""
+    internal = ops.pad(internal, [[0, 0], [0, 1], [0, 0]])                     # [B, L, D]
+    pairs = ops.stack([leaves, internal], axis=2)                             # [B, L, 2, D]
+    shape = ops.shape(leaves)
+    nodes = ops.reshape(pairs, (shape[0], -1, leaves.shape[-1]))             # [B, 2L, D]
+    return nodes[:, :-1]
+
+
+def node_mask(tree):
+    """Boolean `[B, N]`: True at real nodes (level >= 0)."""
+    return ops.greater_equal(tree[..., LEVEL], 0)
+
+
+def num_levels(length, max_depth):
+    """Levels a complete tree over `length` token slots needs: ceil(log2 L) when L is static, else `max_depth`."""
+    if length is None:
+        return int(max_depth)
+    return max(int(math.ceil(math.log2(max(int(length), 1)))), 0)
+
+
+def complete_tree(token_mask, max_depth=7):
+    """Complete binary trees over the real tokens of each row, in-model (see `zoo.data.trees.complete_tree_arrays`).
+
+    Args:
+        token_mask: boolean `[B, L]` (right padding).
+        max_depth: levels to build when L is not static (L > 2^max_depth tokens then lose their top nodes).
+
+    Returns:
+        int32 `[B, 2L - 1, 3]` tree arrays; identical to `zoo.data.trees.complete_tree_arrays` row by row.
+    """
+    n = ops.sum(ops.cast(token_mask, "int32"), axis=1, keepdims=True)           # [B, 1]
+    length = ops.shape(token_mask)[1]
+    levels = num_levels(token_mask.shape[1], max_depth)
+    t = ops.expand_dims(ops.arange(0, length, dtype="int32"), 0)[:, :-1]       # [1, L - 1] internal node t
+    # level = 1 + trailing ones of t; half = 2^(level - 1) (the size of the left subtree)
+    half = ops.ones_like(t)
+    for k in range(1, levels):
+        half = ops.where(ops.equal(ops.mod(t + 1, 2 ** k), 0), 2 ** k, half)
+    level = ops.ones_like(t)
+    for k in range(1, levels):
+        level = level + ops.cast(ops.equal(ops.mod(t + 1, 2 ** k), 0), "int32")
+    start = t + 1 - half
+    left = ops.where(ops.equal(level, 1), 2 * start, 2 * (start + half // 2 - 1) + 1)
+    rest = ops.minimum(half, n - t - 1)                                          # right subtree size [B, L - 1]
+    split = ops.zeros_like(rest)                                                 # 2^(ceil(log2 rest) - 1)
+    for k in range(levels):
+        split = ops.where(ops.less(2 ** k, rest), 2 ** k, split)
+    right = ops.where(ops.equal(rest, 1), 2 * (t + 1), 2 * (t + split) + 1)
+    real = ops.less(t, n - 1)
+    pad = ops.full_like(rest, -1)
+    internal = ops.stack([ops.where(real, left, pad), ops.where(real, right, pad),
+                          ops.where(real, ops.broadcast_to(level, ops.shape(rest)), pad)], axis=-1)
+    leaf_level = ops.where(token_mask, 0, -1)                                  # [B, L]
+    leaf_pad = ops.full_like(leaf_level, -1)
+    leaves = ops.stack([leaf_pad, leaf_pad, leaf_level], axis=-1)
+    return ops.cast(interleave(leaves, internal), "int32")
+
+
+def root_state(nodes, tree):
+    """The vector of each tree's root (the real node of highest level) `[B, D]`; node 0 for an empty tree."""
+    level = ops.where(node_mask(tree), tree[..., LEVEL], -1)
+    root = ops.argmax(level, axis=1)                                           # [B]
+    return ops.take_along_axis(nodes, ops.reshape(ops.cast(root, "int32"), (-1, 1, 1)), axis=1)[:, 0, :]
+
+
+class BinaryTreeLSTM(keras.layers.Layer):
+    """The binary tree-LSTM memory block of Chen et al. (2017), Eq. 3-10, over whole batches of trees.
+
+    At node t with input x_t and children (h^L, c^L), (h^R, c^R):
+
+        o_t   = σ(W_o x_t + U_o^L h^L + U_o^R h^R)                 (5)
+        f_t^L = σ(W_f x_t + U_f^LL h^L + U_f^LR h^R)                (7)
+        f_t^R = σ(W_f x_t + U_f^RL h^L + U_f^RR h^R)                (8)
+        i_t   = σ(W_i x_t + U_i^L h^L + U_i^R h^R)                 (9)
+        u_t   = tanh(W_c x_t + U_c^L h^L + U_c^R h^R)              (10)
+        c_t   = f_t^L ⊙ c^L + f_t^R ⊙ c^R + i_t ⊙ u_t              (6)
+        h_t   = o_t ⊙ tanh(c_t)                                     (4)
+
+    The two forget gates share W_f (Eq. 7-8) and have their own U. Leaves have empty children
+    (h = c = 0). Biases are added to the four W terms. Weights: W `[d, 4H]` (o, f, i, c), b `[4H]`,
+    U `[2H, 5H]` (rows: h^L then h^R; columns: o, f^L, f^R, i, c); einsums only (no `Dense` on rank-3
+    tensors), so the level loop compiles under XLA.
+
+    Args:
+        hidden_size: H.
+        max_depth: the number of levels computed when the trees are given (parses); complete trees
+            built in-model need only ceil(log2 L) when L is static.
+
+    Call: `(nodes [B, N, d], tree int32 [B, N, 3]) -> h [B, N, H]`, zeros at padding nodes. With
+    `return_cells=True` returns `(h, c)`.
+    """
+
+    def __init__(self, hidden_size, max_depth=7, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden_size = int(hidden_size)
+        self.max_depth = int(max_depth)
+
+    def build(self, nodes_shape, tree_shape=None):
+        hidden = self.hidden_size
+        self.kernel = self.add_weight(name="W", shape=(nodes_shape[-1], 4 * hidden), initializer="glorot_uniform")
+        self.bias = self.add_weight(name="b", shape=(4 * hidden,), initializer="zeros")
+        self.recurrent_kernel = self.add_weight(name="U", shape=(2 * hidden, 5 * hidden), initializer="orthogonal")
+        self.built = True
+
+    def call(self, nodes, tree, levels=None, return_cells=False):
+        """Runs the block over every tree; `levels` overrides the number of levels computed."""
+        hidden = self.hidden_size
+        levels = self.max_depth if levels is None else int(levels)
+        tree = ops.cast(tree, "int32")
+        projected = ops.einsum("bnd,dg->bng", nodes, self.kernel) + self.bias   # W x_t + b, every node
+        mask = ops.expand_dims(node_mask(tree), -1)                              # [B, N, 1]
+
+        # Leaves (level 0): no children, so c = i ⊙ u and the forget gates play no part.
+        leaf_x = projected[:, 0::2]                                              # [B, L, 4H]
+        leaf_o, _, leaf_i, leaf_u = (leaf_x[..., j * hidden:(j + 1) * hidden] for j in range(4))
+        leaf_c = ops.sigmoid(leaf_i) * ops.tanh(leaf_u)                          # (6)
+        leaf_h = ops.sigmoid(leaf_o) * ops.tanh(leaf_c)                          # (4)
+        leaf_mask = mask[:, 0::2]
+        leaf_c = ops.where(leaf_mask, leaf_c, 0.0)
+        leaf_h = ops.where(leaf_mask, leaf_h, 0.0)
+
+        internal_x = projected[:, 1::2]                                          # [B, L - 1, 4H]
+        internal_tree = tree[:, 1::2]
+        internal_level = internal_tree[..., LEVEL:LEVEL + 1]                     # [B, L - 1, 1]
+        num_leaves = ops.shape(leaf_h)[1]
+        # Node index p -> row of concatenate([leaves, internal]): leaf 2t -> t, internal 2t + 1 -> L + t.
+        children = []
+        for slot in (LEFT, RIGHT):
+            p = ops.maximum(internal_tree[..., slot], 0)
+            row = ops.where(ops.equal(ops.mod(p, 2), 0), p // 2, num_leaves + p // 2)
+            children.append(ops.expand_dims(row, -1))                            # [B, L - 1, 1]
+        x_o, x_f, x_i, x_u = (internal_x[..., j * hidden:(j + 1) * hidden] for j in range(4))
+        internal_h = ops.zeros_like(x_o)
+        internal_c = ops.zeros_like(x_o)
+        for k in range(1, levels + 1):
+            all_h = ops.concatenate([leaf_h, internal_h], axis=1)                # [B, 2L - 1, H] (reordered)
+            all_c = ops.concatenate([leaf_c, internal_c], axis=1)
+            h_left = ops.take_along_axis(all_h, children[0], axis=1)             # h^L [B, L - 1, H]
+            h_right = ops.take_along_axis(all_h, children[1], axis=1)            # h^R
+            c_left = ops.take_along_axis(all_c, children[0], axis=1)
+            c_right = ops.take_along_axis(all_c, children[1], axis=1)
+            z = ops.einsum("bnk,kg->bng", ops.concatenate([h_left, h_right], axis=-1), self.recurrent_kernel)
+            o = ops.sigmoid(x_o + z[..., :hidden])                               # (5)
+            f_left = ops.sigmoid(x_f + z[..., hidden:2 * hidden])                # (7)
+            f_right = ops.sigmoid(x_f + z[..., 2 * hidden:3 * hidden])           # (8)
+            i = ops.sigmoid(x_i + z[..., 3 * hidden:4 * hidden])                 # (9)
+            u = ops.tanh(x_u + z[..., 4 * hidden:])                              # (10)
+            c = f_left * c_left + f_right * c_right + i * u                      # (6)
+            h = o * ops.tanh(c)                                                  # (4)
+            now = ops.equal(internal_level, k)
+            internal_h = ops.where(now, h, internal_h)
+            internal_c = ops.where(now, c, internal_c)
+        h = interleave(leaf_h, internal_h)                                       # [B, N, H]
+        if return_cells:
+            return h, interleave(leaf_c, internal_c)
+        return h
+
+    def compute_output_shape(self, nodes_shape, tree_shape=None):
+        return tuple(nodes_shape[:-1]) + (self.hidden_size,)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(hidden_size=self.hidden_size, max_depth=self.max_depth)
+        return config

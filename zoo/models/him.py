@@ -1,0 +1,115 @@
+"""Chen et al. (2017): the Hybrid Inference Model (HIM), ESIM and the syntactic tree-LSTM model averaged."""
+
+from keras import ops
+
+from zoo.models.base import NLIModel
+from zoo.models.esim import ESIM, ESIM_DATA, ESIM_TRAIN
+from zoo.models.syntactic_tree_lstm import SYNTACTIC_MAX_DEPTH, SyntacticTreeLSTM
+from zoo.registry import register_model
+
+_TINY = 1e-12
+_MEMBER_ARGS = ("vocabulary_size", "embedding_dim", "tunable_words", "num_tunable", "num_classes")
+
+
+@register_model("him",
+                model={"hidden_size": 300, "dropout": 0.5, "trees": "syntactic", "max_depth": SYNTACTIC_MAX_DEPTH},
+                train=ESIM_TRAIN, data=ESIM_DATA,
+                paper="Chen et al. 2017, Table 1 '(17) HIM (600D ESIM + 300D Syntactic tree-LSTM)'; "
+                      "with trees='complete': Table 2 '(18) ESIM + tree'",
+                paper_params=7_700_000, attention=("attention", "attention_reverse"))
+class HIM(NLIModel):
+    """HIM (Chen et al. 2017, §3.3 "Overall inference models"): an `esim` and a `syntactic_tree_lstm`
+    whose predicted probabilities are averaged:
+
+        p(y | a, b) = (p_ESIM(y | a, b) + p_tree(y | a, b)) / 2
+
+    The logits are log p (so softmax(logits) = p and the usual from-logits loss applies). Each member
+    has its own word vectors, as when trained alone. The paper trains the two models separately and
+    averages them; `HIM.from_members(esim, tree)` builds the ensemble from two trained models. Fitting a
+    `HIM` directly trains both members at once, each on its own loss (`compute_loss` sums them; a loss
+    on the averaged probabilities would let the better member starve the other of gradient).
+
+    Args:
+        hidden_size: H of both members (300).
+        dropout: both members' dropout rate (0.5).
+        trees: the tree member's trees: `"syntactic"` (Table 1 row 17; parses from the inputs'
+            `premise_tree` / `hypothesis_tree`, complete trees when absent) or `"complete"` (Table 2 row 18).
+        max_depth: the tree member's `max_depth`.
+        **kwargs: `NLIModel` arguments (both members get them).
+
+    `explain()` returns ESIM's `attention` `[B, Lh, Lp]` / `attention_reverse` `[B, Lp, Lh]` over words,
+    the tree member's node maps as `tree_attention` `[B, Nh, Np]` / `tree_attention_reverse` with
+    `tree_premise_mask` / `tree_hypothesis_mask`, and each member's `esim_probabilities` /
+    `tree_probabilities`.
+    """
+
+    def __init__(self, hidden_size=300, dropout=0.5, trees="syntactic", max_depth=SYNTACTIC_MAX_DEPTH, **kwargs):
+        super().__init__(**kwargs)
+        members = {k: kwargs[k] for k in _MEMBER_ARGS if k in kwargs}
+        self.hidden_size = hidden_size
+        self.dropout = dropout
+        self.trees = trees
+        self.max_depth = max_depth
+        # The members embed their own words: this model's own `embedding` is never called (never built).
+        self.esim = ESIM(hidden_size=hidden_size, dropout=dropout, name="esim", **members)
+        self.tree = SyntacticTreeLSTM(hidden_size=hidden_size, dropout=dropout, trees=trees, max_depth=max_depth,
+                                      name="tree", **members)
+
+    @classmethod
+    def from_members(cls, esim, tree):
+        """The ensemble of a trained `esim` and a trained `syntactic_tree_lstm` / `esim_tree` (weights copied)."""
+        config = {k: v for k, v in tree.get_config().items()
+                  if k in _MEMBER_ARGS + ("hidden_size", "dropout", "trees", "max_depth")}
+        model = cls(**config)
+        model.build_with_dummy_batch()
+        model.esim.set_weights(esim.get_weights())
+        model.tree.set_weights(tree.get_weights())
+        return model
+
+    def forward(self, inputs, training=False):
+        esim = self.esim.forward(inputs, training=training)
+        tree = self.tree.forward(inputs, training=training)
+        esim_p = ops.softmax(ops.cast(esim["logits"], "float32"), axis=-1)
+        tree_p = ops.softmax(ops.cast(tree["logits"], "float32"), axis=-1)
+        probabilities = (esim_p + tree_p) / 2.0
+        return {"logits": ops.log(ops.maximum(probabilities, _TINY)),
+                "attention": esim["attention"], "attention_reverse": esim["attention_reverse"],
+                "tree_attention": tree["attention"], "tree_attention_reverse": tree["attention_reverse"],
+                "tree_premise_mask": tree["premise_mask"], "tree_hypothesis_mask": tree["hypothesis_mask"],
+                "esim_probabilities": esim_p, "tree_probabilities": tree_p,
+                "esim_logits": esim["logits"], "tree_logits": tree["logits"]}
+
+    def build(self, input_shape=None):
+        # The members build on their first call; the unused own `embedding` stays empty.
+        self.built = True
+
+    def call(self, inputs, training=False):
+        outputs = self.forward(inputs, training=training)
+        if training:  # read by compute_loss within the same training step (same trace)
+            self._member_logits = (outputs["esim_logits"], outputs["tree_logits"])
+        return outputs["logits"]
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """While training, the sum of each member's own loss: the members learn as if trained alone (as in
+        the paper), while predictions and metrics use the averaged probabilities."""
+        members = getattr(self, "_member_logits", None)
+        self._member_logits = None
+        if not training or members is None:
+            return super().compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=training)
+        return sum(super(HIM, self).compute_loss(x=x, y=y, y_pred=logits, sample_weight=sample_weight,
+                                                 training=training) for logits in members)
+
+    def set_embeddings(self, matrix, tunable_mask=None):
+        """Loads the same pretrained vectors into both members."""
+        self.esim.set_embeddings(matrix, tunable_mask)
+        self.tree.set_embeddings(matrix, tunable_mask)
+
+    def count_params_without_embeddings(self):
+        return self.esim.count_params_without_embeddings() + self.tree.count_params_without_embeddings()
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(hidden_size=self.hidden_size, dropout=self.dropout, trees=self.trees,
+                      max_depth=self.max_depth)
+        return config
+
