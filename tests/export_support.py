@@ -1,0 +1,195 @@
+"""Helpers of the export and prediction tests: tiny untrained run directories, the models to export.
+
+A run directory made here looks like one written by `train.py` (config.json, vocab.txt,
+best.weights.h5), with random weights, 8-d vectors and hidden size 8, so that export, reload and
+comparison stay fast.
+"""
+
+import contextlib
+import fcntl
+import fnmatch
+import functools
+import json
+import os
+import time
+
+import keras
+
+import zoo
+from zoo.data.snli import load_snli
+from zoo.data.tokenizer import Tokenizer
+from zoo.data.vocab import Vocabulary
+from zoo.training import runs
+
+# Tree-based models (parses as inputs): exported later, not by the sequence-model exporter.
+TREE_MODEL_PATTERNS = ("*tree*", "him", "paria*")
+SMALL = {"hidden_size": 8, "mlp_size": 8, "operator_size": 8}
+
+PAIRS = [
+    ("A man is playing a guitar on stage.", "A person plays music."),
+    ("Two dogs run through the snow.", "The animals are sleeping."),
+    ("A woman in a red dress sings.", "Somebody is singing loudly"),
+]
+
+
+def sequence_models():
+    """Registered models that take token sequences (every model but the tree-based ones)."""
+    return [name for name in zoo.list_models()
+            if not any(fnmatch.fnmatch(name, p) for p in TREE_MODEL_PATTERNS)]
+
+
+def tree_models():
+    """Registered tree-based models (skipped by these tests)."""
+    return [name for name in zoo.list_models() if name not in sequence_models()]
+
+
+@functools.lru_cache(maxsize=None)
+def sample_vocabulary(lowercase, examples=200):
+    """A vocabulary of the first `examples` training pairs of the shipped sample (cached)."""
+    splits, _ = load_snli("snli_sample")
+    tokenizer = Tokenizer(lowercase=lowercase)
+    texts = [ex[k] for ex in splits["train"][:examples] for k in ("premise", "hypothesis")]
+    return Vocabulary.build(tokenizer.tokenize_batch(texts))
+
+
+def make_run(run_dir, model_name, embedding_dim=8, seed=0):
+    """Writes an untrained run directory of `model_name` (as train.py would, without training).
+
+    Args:
+        run_dir: the directory to create.
+        model_name: a registered sequence model.
+        embedding_dim: word vector size.
+        seed: initial weights seed.
+
+    Returns:
+        `run_dir`.
+    """
+    preset = zoo.get_preset(model_name)
+    preset["model"].update({k: v for k, v in SMALL.items() if k in preset["model"]})
+    vocab = sample_vocabulary(preset["data"]["lowercase"])
+    config = {"model": model_name, "preset": preset, "embeddings": "none", "data": "snli_sample",
+              "seed": seed, "vocabulary_size": len(vocab), "embedding_dim": embedding_dim,
+              "tunable_words": "all", "num_tunable": 0,
+              "tokenizer": Tokenizer(lowercase=preset["data"]["lowercase"]).get_config(),
+              "labels": list(zoo.data.LABELS), "mixed_precision": None, "strategy": "auto"}
+    os.makedirs(run_dir, exist_ok=True)
+    runs.save_config(run_dir, config)
+    vocab.save(os.path.join(run_dir, runs.VOCAB_FILE))
+    keras.utils.set_random_seed(seed)
+    model = runs.build_model(config)
+    model.save_weights(os.path.join(run_dir, runs.BEST_WEIGHTS_FILE))
+    return str(run_dir)
+
+
+# Edge cases of the serving tests: empty sentences, a 5,000-word sentence, non-ASCII text.
+EDGE_PAIRS = [
+    ("", "A man sleeps."),
+    ("", ""),
+    (" ".join(["word"] * 5000), "A very long premise."),
+    ("Ein Mann spielt Gitarre – ça va? 日本語のテキスト 🎸 «quotes»", "Über naïve café — ‘curly’ “quotes”."),
+]
+
+
+def load_in_fresh_process(jobs_path):
+    """Loads SavedModels with `tf.saved_model.load` and runs both signatures on pairs (meant to run in a
+    fresh process: `python -m tests.export_support JOBS.json`).
+
+    Args:
+        jobs_path: a JSON file `{"pairs": [[p, h], ...], "jobs": [{"saved_model": DIR, "out": NPZ}, ...]}`;
+            each job writes the outputs of `serving_default` (keys prefixed `serving_default/`) and
+            `explain` (`explain/`) to its `out` file, plus `invalid_utf8` (the error of a non-UTF-8 input).
+    """
+    import json
+
+    import numpy as np
+    import tensorflow as tf
+
+    with open(jobs_path, encoding="utf-8") as f:
+        spec = json.load(f)
+    premises = tf.constant([p for p, _ in spec["pairs"]], tf.string)
+    hypotheses = tf.constant([h for _, h in spec["pairs"]], tf.string)
+    for job in spec["jobs"]:
+        loaded = tf.saved_model.load(job["saved_model"])
+        arrays = {}
+        for name in ("serving_default", "explain"):
+            outputs = loaded.signatures[name](premise=premises, hypothesis=hypotheses)
+            arrays.update({f"{name}/{k}": v.numpy() for k, v in outputs.items()})
+        try:
+            loaded.signatures["serving_default"](premise=tf.constant([b"\xff\xfe bad"]),
+                                                 hypothesis=tf.constant([b"ok"]))
+            arrays["invalid_utf8"] = np.array("no error")
+        except tf.errors.InvalidArgumentError as error:
+            arrays["invalid_utf8"] = np.array(error.message.splitlines()[0])
+        np.savez(job["out"], **arrays)
+
+
+if __name__ == "__main__":
+    import sys
+
+    load_in_fresh_process(sys.argv[1])
+
+
+# Exports shared by the pytest-xdist workers ------------------------------------------------------
+def shared_dir(tmp_path_factory, name):
+    """A directory shared by all xdist workers of this test session (per-process without xdist)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    path = base / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@contextlib.contextmanager
+def file_lock(path):
+    """An exclusive `flock` on `path` (blocks until free)."""
+    with open(path, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def work_order(models):
+    """This worker's models first, then the others' in reverse (so that an idle worker takes over
+    the models another worker has not reached yet)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index, count = int(worker[2:] or 0), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    mine = models[index::count]
+    return mine + [m for m in reversed(models) if m not in mine]
+
+
+def build_exports(root, models, pairs, build_one, load_many, timeout=900):
+    """Builds every model's exports once across xdist workers and returns their manifests.
+
+    Each model is built under its lock by whichever worker gets there first (`build_one(name, dir)`
+    returns a JSON-able manifest); the models a worker built are then loaded in one fresh process
+    (`load_many([(name, dir), ...])`, which writes `dir/loaded.npz`); finally every manifest is read,
+    waiting for the other workers' loads.
+
+    Returns:
+        `{name: manifest}` with `"dir"` added.
+    """
+    built = []
+    for name in work_order(models):
+        directory = root / name
+        with file_lock(root / f"{name}.lock"):
+            if not (directory / "manifest.json").exists():
+                directory.mkdir(exist_ok=True)
+                manifest = build_one(name, directory)
+                (directory / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+                built.append((name, directory))
+    if built:
+        load_many(built)
+    manifests = {}
+    deadline = time.time() + timeout
+    for name in models:
+        directory = root / name
+        while not (directory / "loaded.done").exists():
+            if time.time() > deadline:
+                raise TimeoutError(f"no fresh-process results for {name} in {root}")
+            time.sleep(0.5)
+        manifests[name] = dict(json.loads((directory / "manifest.json").read_text(encoding="utf-8")),
+                               dir=str(directory))
+    return manifests

@@ -1,0 +1,346 @@
+"""Export for serving: SavedModel (TF Serving layout, signatures, C++ loader via saved_model_cli, fresh
+`tf.saved_model.load`), TFLite with the LiteRT interpreter, and the request payloads of docs/serving.md.
+
+Every registered sequence model is exported once (untrained, hidden size 8, 8-d vectors) by the
+module fixture and the checks reuse the exports; one fresh process loads them all.
+"""
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import export as export_script
+import zoo
+from tests.export_support import (EDGE_PAIRS, PAIRS, build_exports, make_run, sequence_models, shared_dir,
+                                  tree_models)
+from zoo.export import ExportError, check_exportable, export_saved_model, next_version
+from zoo.export.saved_model import INPUT_NAMES, SERVING_OUTPUTS
+from zoo.export.serving import RequestError, grpc_predict, rest_predict
+from zoo.export.tflite import TFLiteNLI, export_tflite
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+EXAMPLES = DOCS / "serving"
+DOC_MODEL = "rocktaschel_wbw"        # the model of the documented requests
+CLI_MODEL = "rocktaschel_wbw_two_way"  # attention both ways: checked through saved_model_cli
+TOLERANCE_SAVED_MODEL = 1e-5
+TOLERANCE_TFLITE = 1e-4
+TFLITE_BATCH = 2  # smaller than the number of test pairs: exercises the padded last chunk
+ALL_PAIRS = PAIRS + EDGE_PAIRS
+MODELS = sequence_models()
+
+
+def env():
+    return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
+
+
+def keras_reference(run, pairs):
+    """The Keras model's `explain()` outputs and the tokens it saw, as numpy arrays."""
+    outputs = {k: np.asarray(v) for k, v in run.model.explain(run.encode(pairs)).items()}
+    data = run.config["preset"]["data"]
+    tokens = run.tokenizer.tokenize_batch([p for p, _ in pairs])
+    outputs["premise_tokens"] = [t[:data["max_premise_length"]] for t in tokens]
+    tokens = run.tokenizer.tokenize_batch([h for _, h in pairs])
+    outputs["hypothesis_tokens"] = [t[:data["max_hypothesis_length"]] for t in tokens]
+    return outputs
+
+
+def build_one(name, directory):
+    """Writes a tiny run of `name`, the Keras reference outputs and the SavedModel (see `build_exports`)."""
+    run = zoo.load(make_run(directory / "run", name))
+    reference = keras_reference(run, ALL_PAIRS)
+    np.savez(directory / "reference.npz", **{k: v for k, v in reference.items() if not k.endswith("_tokens")})
+    manifest = {"run_dir": run.run_dir, "errors": {},
+                "tokens": {k: v for k, v in reference.items() if k.endswith("_tokens")}}
+    try:
+        manifest["saved_model"] = export_saved_model(run, str(directory / "models" / name))
+    except Exception as error:  # reported by the per-model tests
+        manifest["errors"]["saved_model"] = f"{type(error).__name__}: {error}"
+    return manifest
+
+
+def load_many(built):
+    """Loads the SavedModels of `built` in one fresh process while this one converts them to TFLite."""
+    manifests = {name: json.loads((d / "manifest.json").read_text(encoding="utf-8")) for name, d in built}
+    jobs = [{"saved_model": manifests[name]["saved_model"], "out": str(d / "loaded.npz")}
+            for name, d in built if "saved_model" in manifests[name]]
+    jobs_path = built[0][1] / "jobs.json"
+    jobs_path.write_text(json.dumps({"pairs": ALL_PAIRS, "jobs": jobs}, ensure_ascii=False), encoding="utf-8")
+    with open(built[0][1] / "loader.log", "w+", encoding="utf-8") as log:
+        loader = subprocess.Popen([sys.executable, "-m", "tests.export_support", str(jobs_path)], cwd=ROOT,
+                                  stdout=log, stderr=subprocess.STDOUT, env=env())
+        try:
+            for name, directory in built:
+                run = zoo.load(manifests[name]["run_dir"])
+                try:
+                    manifests[name]["tflite"] = export_tflite(run, str(directory / "tflite"), batch_size=TFLITE_BATCH)
+                except Exception as error:
+                    manifests[name]["errors"]["tflite"] = f"{type(error).__name__}: {error}"
+        finally:
+            loader.wait(timeout=600)
+            log.seek(0)
+            for name, directory in built:
+                if loader.returncode != 0:
+                    manifests[name]["errors"]["saved_model"] = "fresh process failed: " + log.read()[-3000:]
+                (directory / "manifest.json").write_text(json.dumps(manifests[name]), encoding="utf-8")
+                (directory / "loaded.done").touch()
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """Every sequence model exported once per test session (SavedModel and TFLite; the xdist workers
+    share the work), with the Keras reference outputs and the outputs of a fresh `tf.saved_model.load`.
+
+    Returns:
+        `{name: {"run_dir", "saved_model", "tflite", "reference", "loaded", "errors", ...}}`.
+    """
+    root = shared_dir(tmp_path_factory, "export-models")
+    manifests = build_exports(root, MODELS, ALL_PAIRS, build_one, load_many)
+    for name, m in manifests.items():
+        directory = Path(m["dir"])
+        m["reference"] = dict(np.load(directory / "reference.npz"), **m["tokens"])
+        if (directory / "loaded.npz").exists():
+            m["loaded"] = dict(np.load(directory / "loaded.npz", allow_pickle=True))  # our own file
+    return manifests
+
+
+def entry_for(exported, name, kind):
+    entry = exported[name]
+    if kind in entry["errors"]:
+        pytest.fail(f"{kind} export of {name} failed: {entry['errors'][kind]}")
+    return entry
+
+
+def load_run(exported, name):
+    return zoo.load(exported[name]["run_dir"])
+
+
+# Which models -------------------------------------------------------------------------------------
+def test_tree_models_are_refused_with_a_reason():
+    for name in tree_models():
+        with pytest.raises(ExportError, match="parse trees"):
+            check_exportable(name)
+    assert len(MODELS) >= 16, MODELS
+
+
+# SavedModel ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", MODELS)
+def test_saved_model_layout(exported, name):
+    entry = entry_for(exported, name, "saved_model")
+    path = Path(entry["saved_model"])
+    assert path.name == "1" and path.parent.name == name  # MODELS/NAME/1
+    assert (path / "saved_model.pb").exists() and (path / "variables").is_dir()
+    vocab = (Path(entry["run_dir"]) / "vocab.txt").read_text(encoding="utf-8")
+    assert (path / "assets" / "vocab.txt").read_text(encoding="utf-8") == vocab
+    metadata = json.loads((path / "assets.extra" / "zoo.json").read_text())
+    assert metadata["model"] == name and metadata["labels"] == list(zoo.data.LABELS)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_saved_model_equals_keras_in_a_fresh_process(exported, name):
+    entry = entry_for(exported, name, "saved_model")
+    loaded, reference = entry["loaded"], entry["reference"]
+    for signature in ("serving_default", "explain"):
+        np.testing.assert_allclose(loaded[f"{signature}/probabilities"], reference["probabilities"],
+                                   atol=TOLERANCE_SAVED_MODEL, rtol=0)
+        label_id = loaded[f"{signature}/label_id"]
+        assert label_id.dtype == np.int32 and label_id.tolist() == reference["probabilities"].argmax(-1).tolist()
+        assert [s.decode() for s in loaded[f"{signature}/label"]] == [zoo.data.LABELS[i] for i in label_id]
+    assert sorted(k.split("/")[1] for k in loaded if k.startswith("serving_default/")) == sorted(SERVING_OUTPUTS)
+    # explain: every map of the Keras model's explain(), and the tokens it saw
+    for key, value in reference.items():
+        if key.endswith("_tokens"):
+            padded = loaded[f"explain/{key}"]
+            assert [[t.decode() for t in row if t] for row in padded] == value, key
+        else:
+            assert loaded[f"explain/{key}"].shape == value.shape, key
+            np.testing.assert_allclose(loaded[f"explain/{key}"], value, atol=TOLERANCE_SAVED_MODEL, rtol=0,
+                                       err_msg=key)
+    attention = loaded.get("explain/attention")
+    expected_maps = zoo.registry.get_spec(name).attention
+    for key in expected_maps:
+        assert f"explain/{key}" in loaded, key
+    if attention is not None:  # [B, Lh or 1, Lp (+1 NULL column)]
+        width = loaded["explain/premise_tokens"].shape[1]
+        assert attention.shape[0] == len(ALL_PAIRS) and attention.shape[2] in (width, width + 1)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_edge_cases_give_answers(exported, name):
+    """Empty sentences, a 5,000-word premise (truncated to the preset's maximum) and non-ASCII text."""
+    entry = entry_for(exported, name, "saved_model")
+    probabilities = entry["loaded"]["serving_default/probabilities"][len(PAIRS):]
+    assert np.isfinite(probabilities).all() and np.allclose(probabilities.sum(-1), 1, atol=1e-5)
+    premise_tokens = entry["loaded"]["explain/premise_tokens"]
+    long_row = len(PAIRS) + 2
+    limit = zoo.get_preset(name)["data"]["max_premise_length"]
+    assert sum(1 for t in premise_tokens[long_row] if t) == limit
+    assert not any(premise_tokens[len(PAIRS)])  # the empty premise has no tokens
+    # invalid UTF-8 bytes (possible over gRPC) give an answer or an InvalidArgument message, never a crash
+    assert str(entry["loaded"]["invalid_utf8"])
+
+
+def test_next_free_version_and_refusals(exported, tmp_path):
+    run = load_run(exported, DOC_MODEL)
+    model_dir = tmp_path / "models" / DOC_MODEL
+    (model_dir / "7").mkdir(parents=True)
+    (model_dir / "notes").mkdir()
+    assert next_version(str(model_dir)) == 8
+    with pytest.raises(ExportError, match="already exists"):
+        export_saved_model(run, str(model_dir), version=7)
+    with pytest.raises(SystemExit) as stop:
+        export_script.main(["--run-dir", str(tmp_path / "nothing")])
+    assert stop.value.code == 2
+
+
+def saved_model_cli(*args):
+    result = subprocess.run([str(Path(sys.executable).parent / "saved_model_cli"), *args], capture_output=True,
+                            text=True, env=env(), timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def test_saved_model_cli_show(exported):
+    out = saved_model_cli("show", "--dir", entry_for(exported, CLI_MODEL, "saved_model")["saved_model"], "--all")
+    for signature in ("serving_default", "explain"):
+        block = out.split(f"signature_def['{signature}']:")[1].split("signature_def[")[0]
+        for name in INPUT_NAMES:
+            assert re.search(rf"inputs\['{name}'\] tensor_info:\s+dtype: DT_STRING\s+shape: \(-1\)", block), name
+        assert re.search(r"outputs\['probabilities'\] tensor_info:\s+dtype: DT_FLOAT\s+shape: \(-1, 3\)", block)
+        assert re.search(r"outputs\['label'\] tensor_info:\s+dtype: DT_STRING\s+shape: \(-1\)", block)
+        assert re.search(r"outputs\['label_id'\] tensor_info:\s+dtype: DT_INT32\s+shape: \(-1\)", block)
+    explain = out.split("signature_def['explain']:")[1].split("signature_def[")[0]
+    for name in ("attention", "attention_reverse"):
+        assert re.search(rf"outputs\['{name}'\] tensor_info:\s+dtype: DT_FLOAT\s+shape: \(-1, -1, -1\)", explain)
+    for name in ("premise_tokens", "hypothesis_tokens"):
+        assert re.search(rf"outputs\['{name}'\] tensor_info:\s+dtype: DT_STRING\s+shape: \(-1, -1\)", explain)
+
+
+@pytest.mark.parametrize("signature", ["serving_default", "explain"])
+def test_saved_model_cli_run(exported, signature):
+    """The session-based C++ loader of TF Serving answers like the Keras model."""
+    entry = entry_for(exported, CLI_MODEL, "saved_model")
+    pairs = PAIRS[:2]
+    exprs = "premise={};hypothesis={}".format(json.dumps([p for p, _ in pairs]), json.dumps([h for _, h in pairs]))
+    out = saved_model_cli("run", "--dir", entry["saved_model"], "--tag_set", "serve", "--signature_def", signature,
+                          "--input_exprs", exprs)
+    block = out.split("Result for output key probabilities:")[1].split("Result for")[0]
+    probabilities = np.array([float(x) for x in re.findall(r"[-+]?\d*\.\d+(?:e[-+]?\d+)?", block)]).reshape(-1, 3)
+    np.testing.assert_allclose(probabilities, entry["reference"]["probabilities"][:2], atol=1e-5)
+    labels = re.findall(r"b'(\w+)'", out.split("Result for output key label:")[1].split("Result for")[0])
+    assert labels == [zoo.data.LABELS[i] for i in entry["reference"]["probabilities"][:2].argmax(-1)]
+    if signature == "explain":
+        assert "Result for output key attention_reverse:" in out and "Result for output key premise_tokens:" in out
+
+
+# TFLite -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", MODELS)
+def test_tflite_equals_keras(exported, name):
+    entry = entry_for(exported, name, "tflite")
+    nli = TFLiteNLI(entry["tflite"])
+    np.testing.assert_allclose(nli.predict_probabilities(ALL_PAIRS), entry["reference"]["probabilities"],
+                               atol=TOLERANCE_TFLITE, rtol=0)
+    label = zoo.data.LABELS[int(entry["reference"]["probabilities"][0].argmax())]
+    assert nli.predict(PAIRS[:1])[0]["label"] == label
+
+
+def test_tflite_uses_builtin_ops_only(exported):
+    from ai_edge_litert.interpreter import Interpreter
+
+    entry = entry_for(exported, DOC_MODEL, "tflite")
+    interpreter = Interpreter(model_path=entry["tflite"])
+    ops = {op["op_name"] for op in interpreter._get_ops_details()}
+    assert "WHILE" in ops and not any(op.startswith("Flex") or op == "DELEGATE" for op in ops), ops
+    inputs = {d["name"]: d for d in interpreter.get_signature_runner().get_input_details().values()}
+    shapes = sorted(tuple(d["shape"]) for d in inputs.values())
+    assert shapes == [(TFLITE_BATCH, 100), (TFLITE_BATCH, 100)]
+    metadata = json.loads((Path(entry["tflite"]).parent / "tflite.json").read_text())
+    assert metadata["batch_size"] == TFLITE_BATCH and metadata["model"] == DOC_MODEL
+
+
+def test_tflite_refuses_to_overwrite(exported):
+    entry = entry_for(exported, DOC_MODEL, "tflite")
+    with pytest.raises(ExportError, match="already exists"):
+        export_tflite(load_run(exported, DOC_MODEL), str(Path(entry["tflite"]).parent))
+
+
+# The payloads of docs/serving.md ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def doc_model(exported):
+    return tf.saved_model.load(entry_for(exported, DOC_MODEL, "saved_model")["saved_model"])
+
+
+def doc_text():
+    return (DOCS / "serving.md").read_text(encoding="utf-8")
+
+
+def test_docs_contain_the_checked_payloads():
+    text = doc_text()
+    for name in ("predict_request.json", "predict_response.json", "explain_request.json", "grpc_client.py",
+                 "models.config"):
+        content = (EXAMPLES / name).read_text(encoding="utf-8").strip()
+        assert content in text, f"docs/serving.md does not show docs/serving/{name} verbatim"
+
+
+def test_rest_request_matches_the_signature(doc_model):
+    request = json.loads((EXAMPLES / "predict_request.json").read_text(encoding="utf-8"))
+    signature = doc_model.signatures["serving_default"]
+    inputs = signature.structured_input_signature[1]
+    assert all(set(instance) == set(inputs) for instance in request["instances"])
+    assert all(spec.dtype == tf.string and spec.shape.as_list() == [None] for spec in inputs.values())
+    response = rest_predict(doc_model, request)
+    documented = json.loads((EXAMPLES / "predict_response.json").read_text(encoding="utf-8"))
+    if os.environ.get("NLI_ZOO_WRITE_DOC_EXAMPLES"):  # regenerate the documented response
+        rows = ",\n".join("    " + json.dumps(p, ensure_ascii=False) for p in response["predictions"])
+        (EXAMPLES / "predict_response.json").write_text(f'{{\n  "predictions": [\n{rows}\n  ]\n}}\n',
+                                                         encoding="utf-8")
+        documented = response
+    assert set(signature.structured_outputs) == set(SERVING_OUTPUTS)
+    assert len(response["predictions"]) == len(documented["predictions"]) == len(request["instances"])
+    for got, shown in zip(response["predictions"], documented["predictions"]):
+        assert set(got) == set(shown) == set(SERVING_OUTPUTS)
+        assert len(shown["probabilities"]) == 3 and abs(sum(shown["probabilities"]) - 1) < 1e-4
+        assert shown["label"] == zoo.data.LABELS[shown["label_id"]]
+        assert got["label"] == zoo.data.LABELS[got["label_id"]]
+    with pytest.raises(RequestError, match="keys"):
+        rest_predict(doc_model, {"instances": [{"premise": "A man."}]})
+
+
+def test_rest_explain_request(doc_model):
+    request = json.loads((EXAMPLES / "explain_request.json").read_text(encoding="utf-8"))
+    assert request["signature_name"] == "explain"
+    prediction = rest_predict(doc_model, request)["predictions"][0]
+    tokens = [t for t in prediction["premise_tokens"] if t]
+    assert len(prediction["attention"]) == len(prediction["hypothesis_tokens"])
+    assert len(prediction["attention"][0]) == len(prediction["premise_tokens"]) and tokens
+
+
+def test_grpc_client_example(doc_model):
+    spec = importlib.util.spec_from_file_location("grpc_client", EXAMPLES / "grpc_client.py")
+    client = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(client)
+    request = client.make_request(PAIRS[:2], model_name=DOC_MODEL)
+    assert request.model_spec.name == DOC_MODEL and set(request.inputs) == set(INPUT_NAMES)
+    outputs = grpc_predict(doc_model, request)
+    assert outputs["probabilities"].shape == (2, 3) and outputs["label"].dtype == object
+
+
+def test_models_config_serves_exported_models():
+    from google.protobuf import text_format
+    from tensorflow_serving.config import model_server_config_pb2
+
+    config = text_format.Parse((EXAMPLES / "models.config").read_text(encoding="utf-8"),
+                               model_server_config_pb2.ModelServerConfig())
+    entries = config.model_config_list.config
+    assert len(entries) >= 2
+    for entry in entries:
+        assert entry.name in MODELS and entry.base_path == f"/models/{entry.name}"  # export.py's default layout
+        assert entry.model_platform == "tensorflow"

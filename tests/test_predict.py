@@ -1,0 +1,93 @@
+"""predict.py in subprocesses: one pair, JSON lines in and out (run directory and SavedModel agree with
+`zoo.load(run_dir).predict`), a malformed line names FILE:LINE, the attention heatmap and PNG."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import zoo
+from tests.export_support import PAIRS, make_run
+from zoo.export import export_saved_model
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = "rocktaschel_wbw_two_way"  # attention both ways
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    """A tiny untrained run and its SavedModel."""
+    root = tmp_path_factory.mktemp("predict")
+    run_dir = make_run(root / "run", MODEL)
+    saved_model = export_saved_model(zoo.load(run_dir), str(root / "models" / MODEL))
+    return {"root": root, "run_dir": run_dir, "saved_model": saved_model}
+
+
+def predict_cli(*args):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
+    return subprocess.run([sys.executable, str(ROOT / "predict.py"), *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_single_pair(setup):
+    premise, hypothesis = PAIRS[0]
+    result = predict_cli("--run-dir", setup["run_dir"], "--premise", premise, "--hypothesis", hypothesis)
+    assert result.returncode == 0, result.stderr[-2000:]
+    expected = zoo.load(setup["run_dir"]).predict([PAIRS[0]])[0]
+    lines = result.stdout.strip().splitlines()
+    assert lines[0] == f"label: {expected['label']}"
+    for line, (name, p) in zip(lines[1:], expected["probabilities"].items()):
+        assert line.split() == [name, f"{p:.4f}"]
+
+
+def test_jsonl_in_and_out_with_the_saved_model(setup):
+    path = setup["root"] / "pairs.jsonl"
+    path.write_text("".join(json.dumps({"premise": p, "hypothesis": h, "id": i}) + "\n"
+                            for i, (p, h) in enumerate(PAIRS)) + "\n", encoding="utf-8")
+    out = setup["root"] / "predictions.jsonl"
+    result = predict_cli("--saved-model", Path(setup["saved_model"]).parent, "--input", path, "--output", out)
+    assert result.returncode == 0, result.stderr[-2000:]
+    got = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    expected = zoo.load(setup["run_dir"]).predict(PAIRS)
+    assert [g["label"] for g in got] == [e["label"] for e in expected]
+    for g, e in zip(got, expected):
+        assert list(g["probabilities"]) == list(e["probabilities"]) == list(zoo.data.LABELS)
+        assert g["probabilities"] == pytest.approx(e["probabilities"], abs=1e-5)
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"premise": "A man."', "not valid JSON"),
+    ('{"premise": "A man.", "hypothesis": 3}', 'string fields "premise" and "hypothesis"'),
+    ('["A man.", "A woman."]', 'string fields "premise" and "hypothesis"'),
+])
+def test_malformed_jsonl_names_file_and_line(setup, line, message):
+    path = setup["root"] / "bad.jsonl"
+    path.write_text(json.dumps({"premise": "A dog.", "hypothesis": "An animal."}) + "\n\n" + line + "\n",
+                    encoding="utf-8")
+    result = predict_cli("--run-dir", setup["run_dir"], "--input", path)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].startswith(f"predict.py: error: {path}:3: ")
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_usage_errors_are_one_line():
+    result = predict_cli("--run-dir", "nowhere", "--premise", "A man.")
+    assert result.returncode == 2 and result.stderr.strip() == "predict.py: error: --premise and --hypothesis go together"
+
+
+def test_show_attention_and_png(setup):
+    png = setup["root"] / "alignment.png"
+    premise, hypothesis = "A man plays a guitar.", "A person plays music."
+    result = predict_cli("--saved-model", setup["saved_model"], "--premise", premise, "--hypothesis", hypothesis,
+                         "--show-attention", "--attention-png", png)
+    assert result.returncode == 0, result.stderr[-2000:]
+    out = result.stdout
+    assert "attention (rows: hypothesis, columns: premise" in out
+    assert "attention_reverse (rows: premise, columns: hypothesis" in out
+    assert "columns: 0=A  1=man  2=plays  3=a  4=guitar  5=." in out
+    rows = [line for line in out.splitlines() if " |" in line]
+    assert [r.split(" |")[0].strip() for r in rows[:5]] == ["A", "person", "plays", "music", "."]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

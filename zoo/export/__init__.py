@@ -1,0 +1,8 @@
+"""Export of trained runs: SavedModel for TF Serving (`saved_model.py`) and TFLite (`tflite.py`).
+
+See docs/serving.md for the signatures, TF Serving commands and request formats.
+"""
+
+from zoo.export.saved_model import ExportError, check_exportable, export_saved_model, next_version
+
+__all__ = ["ExportError", "check_exportable", "export_saved_model", "next_version"]

@@ -1,0 +1,222 @@
+"""Predictions and alignments from a run directory or an exported SavedModel (used by `predict.py`).
+
+Both backends answer in the format of `zoo.load(run_dir).predict`: a list of
+`{"label": name, "probabilities": {name: float}}`, and explain one pair as an `Explanation`
+(tokens the model saw, label, probabilities, attention maps).
+
+Example:
+```python
+predictor = open_predictor(saved_model="models/rocktaschel_wbw")   # or run_dir="runs/rocktaschel_wbw"
+predictor.predict([("A man plays a guitar.", "A person makes music.")])
+print(text_heatmap(*alignment_grid(predictor.explain("A man plays.", "A man sleeps."))))
+```
+"""
+
+import os
+
+import numpy as np
+
+ATTENTION_MAPS = ("attention", "attention_reverse")
+SHADES = " ░▒▓█"
+
+
+class Explanation:
+    """One pair as the model saw it.
+
+    Args:
+        premise_tokens, hypothesis_tokens: the tokens after truncation (lists of str).
+        label: the predicted label.
+        probabilities: `{label: float}`.
+        maps: `{"attention": float [rows, cols], "attention_reverse": ...}` for the maps the model has,
+            cropped to the real tokens (plus the NULL column where the model has one).
+        null_column: whether column 0 of `attention` is Wang & Jiang's NULL premise position.
+    """
+
+    def __init__(self, premise_tokens, hypothesis_tokens, label, probabilities, maps, null_column):
+        self.premise_tokens = list(premise_tokens)
+        self.hypothesis_tokens = list(hypothesis_tokens)
+        self.label = label
+        self.probabilities = dict(probabilities)
+        self.maps = maps
+        self.null_column = null_column
+
+
+def _crop_maps(outputs, premise_tokens, hypothesis_tokens):
+    """The attention maps of one pair (`[rows, cols]` arrays with padding) cropped to the real tokens.
+
+    Returns:
+        `(maps, null_column)`.
+    """
+    lp, lh = len(premise_tokens), len(hypothesis_tokens)
+    maps, null_column = {}, False
+    if "attention" in outputs:
+        weights = np.asarray(outputs["attention"], "float32")
+        padded_premise = outputs["padded_premise_length"]
+        null_column = weights.shape[-1] == padded_premise + 1
+        rows = 1 if weights.shape[0] == 1 else lh
+        maps["attention"] = weights[:rows, :lp + int(null_column)]
+    if "attention_reverse" in outputs:
+        maps["attention_reverse"] = np.asarray(outputs["attention_reverse"], "float32")[:lp, :lh]
+    return maps, null_column
+
+
+class RunPredictor:
+    """Predictions with the Keras model of a run directory (`zoo.load`).
+
+    Args:
+        run_dir: the run directory.
+    """
+
+    def __init__(self, run_dir):
+        import zoo
+
+        self.run = zoo.load(run_dir)
+        self.labels = self.run.labels
+
+    def predict(self, pairs, batch_size=256):
+        """`zoo.load(run_dir).predict(pairs)`."""
+        return self.run.predict(pairs, batch_size=batch_size)
+
+    def explain(self, premise, hypothesis):
+        """The `Explanation` of one pair."""
+        run = self.run
+        ids = run.encode([(premise, hypothesis)])
+        outputs = {k: np.asarray(v)[0] for k, v in run.model.explain(ids).items()}
+        data = run.config["preset"]["data"]
+        premise_tokens = run.tokenizer.tokenize(premise)[:data.get("max_premise_length")]
+        hypothesis_tokens = run.tokenizer.tokenize(hypothesis)[:data.get("max_hypothesis_length")]
+        outputs["padded_premise_length"] = ids["premise"].shape[1]
+        maps, null_column = _crop_maps(outputs, premise_tokens, hypothesis_tokens)
+        probabilities = np.asarray(outputs["probabilities"], "float32")
+        return Explanation(premise_tokens, hypothesis_tokens, self.labels[int(np.argmax(probabilities))],
+                           dict(zip(self.labels, map(float, probabilities))), maps, null_column)
+
+
+def resolve_saved_model(path):
+    """A SavedModel directory: `path` itself, or its highest numeric version (TF Serving layout).
+
+    Raises:
+        FileNotFoundError: no `saved_model.pb` there.
+    """
+    if os.path.exists(os.path.join(path, "saved_model.pb")):
+        return path
+    versions = sorted((int(n) for n in os.listdir(path) if n.isdigit()), reverse=True) \
+        if os.path.isdir(path) else []
+    for version in versions:
+        candidate = os.path.join(path, str(version))
+        if os.path.exists(os.path.join(candidate, "saved_model.pb")):
+            return candidate
+    raise FileNotFoundError(f"{path!r} is neither a SavedModel nor a folder of numbered SavedModel versions")
+
+
+class SavedModelPredictor:
+    """Predictions with an exported SavedModel (`serving_default` and `explain` signatures).
+
+    Args:
+        path: a version directory `MODELS/NAME/N` or `MODELS/NAME` (latest version).
+    """
+
+    def __init__(self, path):
+        import tensorflow as tf
+
+        from zoo.export.saved_model import read_metadata
+
+        self.path = resolve_saved_model(path)
+        self.loaded = tf.saved_model.load(self.path)
+        self.labels = tuple(read_metadata(self.path)["labels"])
+
+    def _call(self, signature, pairs):
+        import tensorflow as tf
+
+        fn = self.loaded.signatures[signature]
+        return {k: v.numpy() for k, v in fn(premise=tf.constant([p for p, _ in pairs], tf.string),
+                                             hypothesis=tf.constant([h for _, h in pairs], tf.string)).items()}
+
+    def predict(self, pairs, batch_size=256):
+        """Like `zoo.load(run_dir).predict(pairs)`."""
+        pairs, results = list(pairs), []
+        for start in range(0, len(pairs), batch_size):
+            outputs = self._call("serving_default", pairs[start:start + batch_size])
+            for label, p in zip(outputs["label"], outputs["probabilities"]):
+                results.append({"label": label.decode("utf-8"),
+                                "probabilities": {name: float(v) for name, v in zip(self.labels, p)}})
+        return results
+
+    def explain(self, premise, hypothesis):
+        """The `Explanation` of one pair (from the `explain` signature)."""
+        outputs = {k: v[0] for k, v in self._call("explain", [(premise, hypothesis)]).items()}
+        premise_tokens = [t.decode("utf-8") for t in outputs["premise_tokens"] if t]
+        hypothesis_tokens = [t.decode("utf-8") for t in outputs["hypothesis_tokens"] if t]
+        outputs["padded_premise_length"] = len(outputs["premise_tokens"])
+        maps, null_column = _crop_maps(outputs, premise_tokens, hypothesis_tokens)
+        return Explanation(premise_tokens, hypothesis_tokens, outputs["label"].decode("utf-8"),
+                           dict(zip(self.labels, map(float, outputs["probabilities"]))), maps, null_column)
+
+
+def open_predictor(run_dir=None, saved_model=None):
+    """A `RunPredictor` or `SavedModelPredictor` (exactly one of the arguments)."""
+    if (run_dir is None) == (saved_model is None):
+        raise ValueError("give exactly one of run_dir and saved_model")
+    return RunPredictor(run_dir) if run_dir is not None else SavedModelPredictor(saved_model)
+
+
+# Alignment display --------------------------------------------------------------------------------
+def alignment_grid(explanation, name="attention"):
+    """The weights of one map with its column and row labels.
+
+    Args:
+        explanation: an `Explanation`.
+        name: `"attention"` (rows hypothesis, columns premise) or `"attention_reverse"`.
+
+    Returns:
+        `(weights [rows, cols], column labels, row labels)`.
+
+    Raises:
+        KeyError: the model has no such map.
+    """
+    weights = explanation.maps[name]
+    if name == "attention_reverse":
+        return weights, explanation.hypothesis_tokens, explanation.premise_tokens
+    columns = (["[NULL]"] if explanation.null_column else []) + explanation.premise_tokens
+    rows = ["(final)"] if weights.shape[0] == 1 else explanation.hypothesis_tokens
+    return weights, columns, rows
+
+
+def text_heatmap(weights, columns, rows):
+    """The alignment as a text heatmap: one line per row, two characters per column (darker = more
+    weight, on an absolute 0..1 scale), followed by the row's strongest column and its weight.
+
+    Args:
+        weights: float `[len(rows), len(columns)]`.
+        columns: column labels (listed with their numbers above the grid).
+        rows: row labels.
+
+    Returns:
+        the heatmap as a multi-line string.
+    """
+    weights = np.asarray(weights, dtype="float32")
+    width = max([len(r) for r in rows] + [4])
+    lines = ["columns: " + "  ".join(f"{i}={c}" for i, c in enumerate(columns)),
+             " " * (width + 2) + "".join(f"{i % 100:<2d}" for i in range(len(columns)))]
+    for label, row in zip(rows, weights):
+        cells = "".join(SHADES[min(len(SHADES) - 1, int(round(w * (len(SHADES) - 1))))] * 2 for w in row)
+        best = int(np.argmax(row)) if len(row) else 0
+        strongest = f"  -> {columns[best]} {row[best]:.2f}" if len(row) else ""
+        lines.append(f"{label:>{width}} |{cells}|{strongest}")
+    return "\n".join(lines)
+
+
+def save_attention_png(explanation, path, name="attention"):
+    """Draws one map as a PNG (premise words on top, hypothesis words down the side).
+
+    Returns:
+        `path`.
+    """
+    from zoo.training.callbacks import _pyplot, plot_attention
+
+    weights, columns, rows = alignment_grid(explanation, name)
+    title = f"predicted: {explanation.label} ({explanation.probabilities[explanation.label]:.2f})"
+    figure = plot_attention(weights, columns, rows, title)
+    figure.savefig(path, dpi=100, bbox_inches="tight")
+    _pyplot().close(figure)
+    return path
