@@ -185,18 +185,33 @@ def describe_coverage(coverage):
 
 
 def make_datasets(splits, vocab, tokenizer, preset, args):
-    """tf.data datasets of the three splits (the preset's batch size is the global batch)."""
+    """tf.data datasets of the three splits (the preset's batch size is the global batch).
+
+    A model with `trees="syntactic"` also gets each pair's parse trees (`zoo.data.trees`); a sentence
+    without a usable parse (none in tfds SNLI, malformed, or deeper than the model's `max_depth`) gets
+    a complete binary tree, and the count is printed.
+    """
     from zoo.data.pipeline import make_dataset
 
     data = preset["data"]
     common = dict(vocab=vocab, tokenizer=tokenizer, batch_size=preset["train"]["batch_size"],
                   max_premise_length=data["max_premise_length"],
                   max_hypothesis_length=data["max_hypothesis_length"], bucket=not args.no_bucket)
-    return {
-        "train": make_dataset(splits["train"], shuffle=not args.no_shuffle, seed=args.seed, **common),
-        "validation": make_dataset(splits["validation"], **common),
-        "test": make_dataset(splits["test"], **common),
-    }
+    datasets = {}
+    for split in ("train", "validation", "test"):
+        options = dict(shuffle=not args.no_shuffle, seed=args.seed) if split == "train" else {}
+        if preset["model"].get("trees") != "syntactic":
+            datasets[split] = make_dataset(splits[split], **common, **options)
+            continue
+        from zoo.data.trees import make_tree_dataset
+
+        report = {}
+        datasets[split] = make_tree_dataset(splits[split], trees="syntactic", on_error="complete",
+                                            max_depth=preset["model"].get("max_depth"), report=report,
+                                            **common, **options)
+        print(f"[trees] {split}: binary parses, {report['fallback_complete']} sentence(s) without a usable "
+              f"parse use complete trees; deepest tree {report['max_level']} level(s)", flush=True)
+    return datasets
 
 
 # Model -------------------------------------------------------------------------------------------
@@ -305,17 +320,43 @@ def attention_pairs(splits, vocab, tokenizer, preset, count):
 
 # Evaluation --------------------------------------------------------------------------------------
 def evaluate(model, dataset):
-    """Accuracy, per-class accuracy and confusion matrix (rows gold, columns predicted) on a dataset."""
-    from zoo.data import LABELS
-    from zoo.training.callbacks import confusion_matrix, predict_labels
+    """Accuracy, per-class accuracy and confusion matrix (rows gold, columns predicted) on a dataset.
+
+    For an ensemble (a model with `member_names`, e.g. HIM) each member's accuracy is reported too,
+    under `members`.
+    """
+    from zoo.training.callbacks import predict_labels
 
     gold, predicted = predict_labels(model, dataset)
+    results = _scores(gold, predicted)
+    if getattr(model, "member_names", None):
+        results["members"] = {name: _scores(gold, member_predictions)
+                              for name, member_predictions in _member_predictions(model, dataset).items()}
+    return results
+
+
+def _scores(gold, predicted):
+    from zoo.data import LABELS
+    from zoo.training.callbacks import confusion_matrix
+
     matrix = confusion_matrix(gold, predicted, len(LABELS))
     per_class = {name: (float(matrix[i, i] / matrix[i].sum()) if matrix[i].sum() else None)
                  for i, name in enumerate(LABELS)}
     return {"accuracy": float((gold == predicted).mean()) if len(gold) else None,
             "examples": int(len(gold)), "per_class_accuracy": per_class,
             "confusion_matrix": matrix.tolist()}
+
+
+def _member_predictions(model, dataset):
+    """Each ensemble member's predicted label ids over `dataset` (same order as `predict_labels`)."""
+    import numpy as np
+
+    chunks = {name: [] for name in model.member_names}
+    for inputs, _ in dataset:
+        outputs = model.explain(inputs)
+        for name in model.member_names:
+            chunks[name].append(np.argmax(np.asarray(outputs[f"{name}_probabilities"]), axis=-1))
+    return {name: np.concatenate(parts) if parts else np.zeros(0, "int64") for name, parts in chunks.items()}
 
 
 def format_results(results):
@@ -333,6 +374,9 @@ def format_results(results):
         lines.append(f"{name:<{width}}" + "".join(f"{c:>{width}}" for c in test["confusion_matrix"][i])
                      + (f"{acc:>{width}.4f}" if acc is not None else f"{'-':>{width}}"))
     params = results["parameters"]
+    for name, member in test.get("members", {}).items():
+        lines.append(f"member {name}: test accuracy {member['accuracy']:.4f}, "
+                     f"dev accuracy {results['dev']['members'][name]['accuracy']:.4f}")
     lines.append(f"parameters: {params['total']} total, {params['trainable']} trainable, "
                  f"{params['without_embeddings']} without word vectors")
     return "\n".join(lines)
@@ -374,6 +418,8 @@ def train(args):
     import keras
 
     preset = resolve_preset(args)
+    if args.members:
+        return combine_members(args, preset)
     run_dir = worker_run_dir(args.run_dir or runs.default_run_dir(args.model))
     identity = run_identity(args, preset)
     try:
@@ -416,6 +462,67 @@ def train(args):
     print(format_results(results), flush=True)
     return {"run_dir": run_dir, "results": results, "model": model, "vocab": vocab, "tokenizer": tokenizer,
             "config": config}
+
+
+def combine_members(args, preset):
+    """`--model him --members ESIM_RUN TREE_RUN`: the HIM ensemble of two finished runs (Chen et al. 2017
+    train the two models separately and average their probabilities), evaluated and written as a run of
+    its own, so that `zoo.load` and `export.py` treat it like any other run.
+
+    Raises:
+        TrainError: when the runs are not an esim run and a tree run over the same vocabulary.
+    """
+    from zoo.data.tokenizer import Tokenizer
+    from zoo.models.him import HIM
+
+    if args.model != "him":
+        raise TrainError("--members combines runs into the HIM ensemble: use it with --model him")
+    try:
+        esim_run, tree_run = (runs.load_run(run_dir) for run_dir in args.members)
+    except (FileNotFoundError, ValueError) as error:
+        raise TrainError(f"cannot load a member run: {error}") from None
+    kinds = (esim_run.config["model"], tree_run.config["model"])
+    if kinds[0] != "esim" or kinds[1] not in ("syntactic_tree_lstm", "esim_tree"):
+        raise TrainError(f"--members takes an esim run, then a syntactic_tree_lstm or esim_tree run; got {kinds}")
+    if esim_run.vocab.words != tree_run.vocab.words or esim_run.config["tokenizer"] != tree_run.config["tokenizer"]:
+        raise TrainError("the member runs have different vocabularies or tokenizers: train both on the same "
+                         "data with the same settings")
+    try:
+        model = HIM.from_members(esim_run.model, tree_run.model)
+    except ValueError as error:
+        raise TrainError(f"the member runs do not fit one HIM (sizes differ?): {error}") from None
+    tree_model = tree_run.config["preset"]["model"]
+    preset["model"].update({k: tree_model[k] for k in ("hidden_size", "dropout", "trees", "max_depth")
+                            if k in tree_model})
+    preset["data"] = dict(tree_run.config["preset"]["data"])
+    run_dir = args.run_dir or runs.default_run_dir("him")
+    if os.path.exists(run_dir) and os.listdir(run_dir) and not args.overwrite:
+        raise TrainError(f"{run_dir} is not empty (pass --overwrite or another --run-dir)")
+    if args.overwrite and os.path.exists(run_dir):
+        import shutil
+
+        shutil.rmtree(run_dir)
+    os.makedirs(run_dir, exist_ok=True)
+    config = {key: tree_run.config[key] for key in ("vocabulary_size", "embedding_dim", "tunable_words",
+                                                    "num_tunable", "tokenizer", "labels") if key in tree_run.config}
+    config.update(run_identity(args, preset), members=[os.path.abspath(d) for d in args.members])
+    runs.save_config(run_dir, config)
+    tree_run.vocab.save(os.path.join(run_dir, runs.VOCAB_FILE))
+    model.save_weights(os.path.join(run_dir, runs.BEST_WEIGHTS_FILE))
+
+    splits = load_data(args)
+    tokenizer = Tokenizer.from_config(config["tokenizer"])
+    datasets = make_datasets(splits, tree_run.vocab, tokenizer, preset, args)
+    results = {"model": "him", "run_dir": run_dir, "members": config["members"],
+               "dev": evaluate(model, datasets["validation"]), "test": evaluate(model, datasets["test"]),
+               "epochs_run": 0, "history": [],
+               "parameters": {"total": int(model.count_params()),
+                              "trainable": int(sum(int(_size(w)) for w in model.trainable_weights)),
+                              "without_embeddings": int(model.count_params_without_embeddings())}}
+    results.update(test_accuracy=results["test"]["accuracy"], dev_accuracy=results["dev"]["accuracy"])
+    runs.write_json(os.path.join(run_dir, runs.RESULTS_FILE), results)
+    print(format_results(results), flush=True)
+    return {"run_dir": run_dir, "results": results, "model": model, "config": config}
 
 
 def _labels():

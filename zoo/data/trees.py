@@ -300,7 +300,7 @@ def example_trees(examples, tokenizer, max_premise_length=None, max_hypothesis_l
 
 def make_tree_dataset(examples, vocab, tokenizer, batch_size, trees="syntactic", shuffle=False, seed=0,
                       max_premise_length=None, max_hypothesis_length=None, bucket=True, cache=True,
-                      drop_remainder=False, on_error="raise", max_depth=None):
+                      drop_remainder=False, on_error="raise", max_depth=None, report=None):
     """`zoo.data.pipeline.make_dataset` with the parse trees as two more inputs.
 
     With `trees="complete"` the tree models build their trees in-model, so this is `make_dataset`.
@@ -308,7 +308,8 @@ def make_tree_dataset(examples, vocab, tokenizer, batch_size, trees="syntactic",
     "premise_tree": int32 [B, 2Lp - 1, 3], "hypothesis_tree": int32 [B, 2Lh - 1, 3]}` (see the module
     docstring); ids come from the same tokenizer and vocabulary as `make_dataset`'s, tokenized here in
     Python to check each parse's leaves against them. Other arguments as for `make_dataset`, plus
-    `on_error` and `max_depth` (see `example_trees`).
+    `on_error` and `max_depth` (see `example_trees`); a dict passed as `report` receives the report of
+    `example_trees` (how many sentences fell back to complete trees, the deepest tree).
     """
     import tensorflow as tf
 
@@ -320,9 +321,11 @@ def make_tree_dataset(examples, vocab, tokenizer, batch_size, trees="syntactic",
                                      max_hypothesis_length=max_hypothesis_length, bucket=bucket, cache=cache,
                                      drop_remainder=drop_remainder)
     token_lists = {key: tokenizer.tokenize_batch([ex[key] for ex in examples]) for key in ("premise", "hypothesis")}
-    premise_trees, hypothesis_trees, _ = example_trees(
+    premise_trees, hypothesis_trees, tree_report = example_trees(
         examples, tokenizer, max_premise_length, max_hypothesis_length, trees=trees, on_error=on_error,
         max_depth=max_depth, token_lists=token_lists)
+    if report is not None:
+        report.update(tree_report)
     features = {}
     for key, max_length, tree_list in (("premise", max_premise_length, premise_trees),
                                        ("hypothesis", max_hypothesis_length, hypothesis_trees)):

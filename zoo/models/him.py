@@ -43,6 +43,8 @@ class HIM(NLIModel):
     `tree_probabilities`.
     """
 
+    member_names = ("esim", "tree")  # explain() returns f"{name}_probabilities" for each
+
     def __init__(self, hidden_size=300, dropout=0.5, trees="syntactic", max_depth=SYNTACTIC_MAX_DEPTH, **kwargs):
         super().__init__(**kwargs)
         members = {k: kwargs[k] for k in _MEMBER_ARGS if k in kwargs}

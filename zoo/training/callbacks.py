@@ -312,10 +312,16 @@ class AttentionImages(keras.callbacks.Callback):
             print("[train] the model has no attention: no attention images", flush=True)
             return
         self.write(epoch, np.asarray(outputs["attention"], "float32"),
-                   np.asarray(outputs["probabilities"], "float32"))
+                   np.asarray(outputs["probabilities"], "float32"),
+                   over_nodes="premise_mask" in outputs)
 
-    def write(self, step, attention, probabilities):
-        """Writes one image per pair for `step`."""
+    def write(self, step, attention, probabilities, over_nodes=False):
+        """Writes one image per pair for `step`.
+
+        With `over_nodes` the map is over tree nodes in the in-order layout of `zoo.data.trees` (word t
+        at node 2t, the phrase joining words t and t + 1 at node 2t + 1, Chen et al. Figure 3 c): words
+        are labelled with their tokens, phrase nodes with "•".
+        """
         from zoo.data import LABELS
 
         if self.writer is None:
@@ -325,6 +331,9 @@ class AttentionImages(keras.callbacks.Callback):
                 lp = int(np.count_nonzero(self.inputs["premise"][i]))
                 lh = int(np.count_nonzero(self.inputs["hypothesis"][i]))
                 weights = attention[i]
+                if over_nodes:
+                    premise, hypothesis = _node_labels(premise, lp), _node_labels(hypothesis, lh)
+                    lp, lh = len(premise), len(hypothesis)
                 premise_labels = _fit_tokens(premise, lp)
                 if getattr(self.model, "attention_null_column", False):
                     # Wang & Jiang's NULL premise position is column 0 of the map.
@@ -340,6 +349,14 @@ class AttentionImages(keras.callbacks.Callback):
                 figure = plot_attention(weights, premise_labels, row_labels, title)
                 tf.summary.image(f"attention/pair_{i}", figure_to_image(figure), step=step)
         self.writer.flush()
+
+
+def _node_labels(tokens, length):
+    """Labels of the 2n - 1 in-order tree nodes over the first `length` tokens: token, "•", token, ..."""
+    labels = []
+    for t, token in enumerate(_fit_tokens(tokens, length)):
+        labels += ([] if t == 0 else ["•"]) + [token]
+    return labels
 
 
 def _fit_tokens(tokens, length):

@@ -33,6 +33,10 @@ def build_parser():
                         help="override a preset setting (model, train or data section); repeatable; "
                              "VALUE is parsed as JSON when possible (1e-3, true, null, {\"a\": 1}), "
                              "else taken as a string")
+    parser.add_argument("--members", nargs=2, default=None, metavar=("ESIM_RUN", "TREE_RUN"),
+                        help="with --model him: combine two finished runs (an esim run and a "
+                             "syntactic_tree_lstm or esim_tree run, same data and vocabulary) into the HIM "
+                             "ensemble without training, and evaluate each member and the ensemble")
     parser.add_argument("--run-dir", default=None, help="run directory; default runs/MODEL")
     parser.add_argument("--logdir", default=None, help="TensorBoard directory; default RUN/logs")
     parser.add_argument("--overwrite", action="store_true",

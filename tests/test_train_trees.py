@@ -1,0 +1,75 @@
+"""train.py with tree models: parse trees fed from the data, and the HIM ensemble of two finished runs.
+
+The HIM runs use `esim_tree` (complete binary trees, built in-model) as the tree member: fitting the
+syntactic model end to end is covered by tests/test_tree_models.py, and tracing its 48-level loop in a
+full `train.py` run costs minutes (see the README's notes on the tree models).
+"""
+
+import numpy as np
+import pytest
+
+import train as train_script
+import zoo
+from tests.test_train import TINY
+from zoo.data.snli import load_snli
+from zoo.data.tokenizer import Tokenizer
+from zoo.data.vocab import Vocabulary
+from zoo.training import cli
+
+
+def tiny(model, run_dir, *extra):
+    return ["--model", model, *TINY, "--run-dir", str(run_dir), "--epochs", "1", *extra]
+
+
+@pytest.fixture(scope="module")
+def members(tmp_path_factory):
+    root = tmp_path_factory.mktemp("members")
+    esim = train_script.main(tiny("esim", root / "esim"))
+    tree = train_script.main(tiny("esim_tree", root / "tree"))
+    return root, esim, tree
+
+
+def test_syntactic_models_get_the_parse_trees(capsys):
+    args = cli.build_parser().parse_args(["--model", "syntactic_tree_lstm"])
+    preset = train_script.resolve_preset(args)
+    splits, _ = load_snli("snli_sample")
+    splits = {k: v[:40] for k, v in splits.items()}
+    tokenizer = Tokenizer(lowercase=preset["data"]["lowercase"])
+    vocab = Vocabulary.build(train_script.tokenize_pairs(tokenizer, splits["train"]))
+    datasets = train_script.make_datasets(splits, vocab, tokenizer, preset, args)
+    inputs, labels = next(iter(datasets["test"]))
+    for key in ("premise", "hypothesis"):
+        ids, tree = inputs[key].numpy(), inputs[f"{key}_tree"].numpy()
+        assert tree.shape == (ids.shape[0], 2 * ids.shape[1] - 1, 3)
+        real_words = (ids != 0).sum(1)
+        assert np.array_equal((tree[..., 2] >= 0).sum(1), 2 * real_words - 1)  # 2n - 1 real nodes
+    # Every shipped row has a parse whose leaves match the tokenizer: nothing falls back.
+    assert "0 sentence(s) without a usable parse" in capsys.readouterr().out
+
+
+def test_him_combines_two_runs_and_reports_each_member(members):
+    root, esim, tree = members
+    him = train_script.main(["--model", "him", "--members", str(root / "esim"), str(root / "tree"),
+                             "--dataset", "snli_sample", "--max-eval-examples", "32",
+                             "--run-dir", str(root / "him")])
+    test = him["results"]["test"]
+    # Each member, inside the ensemble, scores exactly what its own run scored.
+    assert test["members"]["esim"]["accuracy"] == esim["results"]["test"]["accuracy"]
+    assert test["members"]["tree"]["accuracy"] == tree["results"]["test"]["accuracy"]
+    # The ensemble's probabilities are the mean of the members' (Chen et al. §3.3).
+    run = zoo.load(root / "him")
+    assert run.config["preset"]["model"]["trees"] == "complete"
+    inputs = run.encode([("A man is playing a guitar.", "A person plays music."),
+                         ("Two dogs run in the snow.", "Cats sleep.")])
+    out = run.model.explain(inputs)
+    mean = (np.asarray(out["esim_probabilities"]) + np.asarray(out["tree_probabilities"])) / 2
+    np.testing.assert_allclose(np.asarray(out["probabilities"]), mean, atol=1e-6)
+
+
+def test_members_in_the_wrong_order_are_refused(members, capsys):
+    root, _, _ = members
+    with pytest.raises(SystemExit) as exit_info:
+        train_script.main(["--model", "him", "--members", str(root / "tree"), str(root / "esim"),
+                           "--dataset", "snli_sample", "--run-dir", str(root / "wrong")])
+    assert exit_info.value.code == 2
+    assert "esim run, then a syntactic_tree_lstm" in capsys.readouterr().err
