@@ -285,6 +285,11 @@ class AttentionImages(keras.callbacks.Callback):
     """Draws the attention of a few fixed dev pairs after each epoch (skipped for models that do not
     attend). Each image is cropped to the real tokens and labelled with them.
 
+    Models with more to show get more: Luo et al.'s models draw the unmatchedness u_b of each hypothesis
+    word as an extra column "u" beside the attention (their Figure 1), and the match-LSTMs draw their
+    input, forget and output gates per hypothesis word (mean over the d units; Wang & Jiang §3.3) under
+    the tag `gates/pair_<i>`.
+
     Args:
         logdir: TensorBoard directory; images go to its `images` run, tags `attention/pair_<i>`.
         inputs: `{"premise": int32 [N, Lp], "hypothesis": int32 [N, Lh]}` of the pairs.
@@ -292,6 +297,8 @@ class AttentionImages(keras.callbacks.Callback):
         hypothesis_tokens: the hypothesis words of each pair.
         labels: gold label names of the pairs (shown under the image).
     """
+
+    GATES = ("input_gate", "forget_gate", "output_gate")
 
     def __init__(self, logdir, inputs, premise_tokens, hypothesis_tokens, labels=None):
         super().__init__()
@@ -311,25 +318,26 @@ class AttentionImages(keras.callbacks.Callback):
             self.enabled = False
             print("[train] the model has no attention: no attention images", flush=True)
             return
-        self.write(epoch, np.asarray(outputs["attention"], "float32"),
-                   np.asarray(outputs["probabilities"], "float32"),
-                   over_nodes="premise_mask" in outputs)
+        self.write(epoch, {key: np.asarray(value) for key, value in outputs.items()})
 
-    def write(self, step, attention, probabilities, over_nodes=False):
-        """Writes one image per pair for `step`.
+    def write(self, step, outputs):
+        """Writes the images of every pair for `step` from the model's `explain()` outputs (numpy).
 
-        With `over_nodes` the map is over tree nodes in the in-order layout of `zoo.data.trees` (word t
-        at node 2t, the phrase joining words t and t + 1 at node 2t + 1, Chen et al. Figure 3 c): words
-        are labelled with their tokens, phrase nodes with "•".
+        A map over tree nodes (the outputs hold node masks `premise_mask`) uses the in-order layout of
+        `zoo.data.trees` (word t at node 2t, the phrase joining words t and t + 1 at node 2t + 1, Chen et
+        al. Figure 3 c): words are labelled with their tokens, phrase nodes with "•".
         """
         from zoo.data import LABELS
 
+        attention = outputs["attention"].astype("float32")
+        over_nodes = "premise_mask" in outputs
         if self.writer is None:
             self.writer = tf.summary.create_file_writer(os.path.join(self.logdir, "images"))
         with self.writer.as_default(), tf.summary.record_if(True):
             for i, (premise, hypothesis) in enumerate(zip(self.premise_tokens, self.hypothesis_tokens)):
                 lp = int(np.count_nonzero(self.inputs["premise"][i]))
                 lh = int(np.count_nonzero(self.inputs["hypothesis"][i]))
+                hypothesis_labels = _fit_tokens(hypothesis, lh)
                 weights = attention[i]
                 if over_nodes:
                     premise, hypothesis = _node_labels(premise, lp), _node_labels(hypothesis, lh)
@@ -344,10 +352,19 @@ class AttentionImages(keras.callbacks.Callback):
                     weights, row_labels = weights[:1, :lp], ["(final)"]
                 else:
                     weights, row_labels = weights[:lh, :lp], _fit_tokens(hypothesis, lh)
-                predicted = LABELS[int(np.argmax(probabilities[i]))]
+                if "unmatchedness_b" in outputs and not over_nodes:
+                    # Luo et al. Figure 1: u of each hypothesis word, in [1/ℓ_a, 1], beside its attention row.
+                    u = outputs["unmatchedness_b"][i, :lh].astype("float32")
+                    weights, premise_labels = np.concatenate([weights, u[:, None]], axis=1), premise_labels + ["u"]
+                predicted = LABELS[int(np.argmax(outputs["probabilities"][i]))]
                 title = f"gold: {self.gold[i]}   predicted: {predicted}"
                 figure = plot_attention(weights, premise_labels, row_labels, title)
                 tf.summary.image(f"attention/pair_{i}", figure_to_image(figure), step=step)
+                if all(gate in outputs for gate in self.GATES):
+                    means = np.stack([outputs[gate][i, :len(hypothesis_labels)].mean(-1) for gate in self.GATES])
+                    figure = plot_attention(means.T, ["input", "forget", "output"], hypothesis_labels,
+                                            f"mean gate value per word; {title}")
+                    tf.summary.image(f"gates/pair_{i}", figure_to_image(figure), step=step)
         self.writer.flush()
 
 

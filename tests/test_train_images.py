@@ -1,0 +1,46 @@
+"""TensorBoard images of the attention callback for models with extra maps: the match-LSTM's gates,
+Luo et al.'s unmatchedness column (their Figure 1), and tree-node attention."""
+
+import numpy as np
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from tests import test_case as tc
+from zoo.training.callbacks import AttentionImages
+
+
+def image_tags(model, tmp_path):
+    batch = tc.random_pairs(batch=2)
+    tokens = lambda ids: [[f"w{t}" for t in row if t] for row in ids]  # noqa: E731
+    callback = AttentionImages(str(tmp_path), batch, tokens(batch["premise"]), tokens(batch["hypothesis"]),
+                               ["neutral", "entailment"])
+    callback.set_model(model)
+    callback.on_epoch_end(0)
+    events = EventAccumulator(str(tmp_path / "images"), size_guidance={"tensors": 0})
+    events.Reload()
+    return sorted(events.Tags()["tensors"])
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("mlstm", ["attention/pair_0", "attention/pair_1", "gates/pair_0", "gates/pair_1"]),
+    ("luo_unmatched_append", ["attention/pair_0", "attention/pair_1"]),
+    ("esim_tree", ["attention/pair_0", "attention/pair_1"]),
+])
+def test_images_are_written(name, expected, tmp_path):
+    assert image_tags(tc.make_model(name), tmp_path) == expected
+
+
+def test_unmatchedness_column_is_drawn(monkeypatch, tmp_path):
+    drawn = []
+    import zoo.training.callbacks as callbacks
+
+    original = callbacks.plot_attention
+    monkeypatch.setattr(callbacks, "plot_attention",
+                        lambda w, cols, rows, title="": drawn.append((np.asarray(w), cols)) or original(w, cols, rows, title))
+    model = tc.make_model("luo_unmatched_append")
+    image_tags(model, tmp_path)
+    weights, columns = drawn[0]
+    assert columns[-1] == "u"
+    u = weights[:, -1]
+    premise_length = len(columns) - 1
+    assert np.all(u >= 1.0 / premise_length - 1e-6) and np.all(u <= 1.0 + 1e-6)
