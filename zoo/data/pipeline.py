@@ -66,19 +66,30 @@ def make_dataset(examples, vocab, tokenizer, batch_size, shuffle=False, seed=0, 
         ds = ds.cache()
     if shuffle:
         ds = ds.shuffle(max(len(examples), 1), seed=seed, reshuffle_each_iteration=True)
-    padded_shapes = ({"premise": [None], "hypothesis": [None]}, [])
-    padding_values = ({"premise": PAD_ID, "hypothesis": PAD_ID}, 0)
-    if bucket:
-        boundaries = list(BUCKET_BOUNDARIES)
-        ds = ds.bucket_by_sequence_length(
-            lambda x, y: tf.maximum(tf.shape(x["premise"])[0], tf.shape(x["hypothesis"])[0]),
-            bucket_boundaries=boundaries, bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
-            padded_shapes=padded_shapes, padding_values=padding_values, drop_remainder=drop_remainder)
-    else:
-        ds = ds.padded_batch(batch_size, padded_shapes=padded_shapes, padding_values=padding_values,
-                             drop_remainder=drop_remainder)
+    ds = pad_and_batch(ds, batch_size, ({"premise": [None], "hypothesis": [None]}, []),
+                       ({"premise": PAD_ID, "hypothesis": PAD_ID}, 0), bucket, drop_remainder)
     ds = ds.map(lambda x, y: ({k: _at_least_one_column(v) for k, v in x.items()}, y))
     return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def pad_and_batch(ds, batch_size, padded_shapes, padding_values, bucket=True, drop_remainder=False):
+    """Batches `(features, label)` rows with padding, by length buckets of the longer sentence or in order.
+
+    Args:
+        ds: unbatched dataset whose features hold at least `"premise"` and `"hypothesis"` ids.
+        batch_size: pairs per batch.
+        padded_shapes, padding_values: as for `tf.data.Dataset.padded_batch`.
+        bucket: group pairs of similar length (`BUCKET_BOUNDARIES`) so that batches carry little padding.
+        drop_remainder: drop incomplete batches.
+    """
+    if not bucket:
+        return ds.padded_batch(batch_size, padded_shapes=padded_shapes, padding_values=padding_values,
+                               drop_remainder=drop_remainder)
+    boundaries = list(BUCKET_BOUNDARIES)
+    return ds.bucket_by_sequence_length(
+        lambda x, y: tf.maximum(tf.shape(x["premise"])[0], tf.shape(x["hypothesis"])[0]),
+        bucket_boundaries=boundaries, bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
+        padded_shapes=padded_shapes, padding_values=padding_values, drop_remainder=drop_remainder)
 
 
 def encode_pairs(pairs, vocab, tokenizer, max_premise_length=None, max_hypothesis_length=None):

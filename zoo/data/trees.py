@@ -346,15 +346,7 @@ def make_tree_dataset(examples, vocab, tokenizer, batch_size, trees="syntactic",
                       "hypothesis_tree": [None, 3]}, [])
     padding_values = ({"premise": pipeline.PAD_ID, "hypothesis": pipeline.PAD_ID, "premise_tree": PAD_NODE,
                        "hypothesis_tree": PAD_NODE}, 0)
-    if bucket:
-        boundaries = list(pipeline.BUCKET_BOUNDARIES)
-        ds = ds.bucket_by_sequence_length(
-            lambda x, y: tf.maximum(tf.shape(x["premise"])[0], tf.shape(x["hypothesis"])[0]),
-            bucket_boundaries=boundaries, bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
-            padded_shapes=padded_shapes, padding_values=padding_values, drop_remainder=drop_remainder)
-    else:
-        ds = ds.padded_batch(batch_size, padded_shapes=padded_shapes, padding_values=padding_values,
-                             drop_remainder=drop_remainder)
+    ds = pipeline.pad_and_batch(ds, batch_size, padded_shapes, padding_values, bucket, drop_remainder)
 
     def finish(x, y):
         x = dict(x)

@@ -44,27 +44,31 @@ class RocktaschelAttention(RocktaschelConditional):
         dense = lambda name: keras.layers.Dense(hidden_size, use_bias=False, name=name)  # noqa: E731
         self.memory_projection = dense("W_y")
         self.query_projection = dense("W_h")
-        self.score = AttentionScore(name="w")
+        self.make_attention_layers(hidden_size)
         self.attended_projection = dense("W_p")
         self.last_projection = dense("W_x")
 
+    def make_attention_layers(self, hidden_size):
+        """The layers that read the premise (Eq. 8: the score vector w); subclasses attend otherwise."""
+        self.score = AttentionScore(name="w")
+
     def attend(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
-        """One direction: h* `[B, k]` and α `[B, L]` for attending over `premise` from `hypothesis`."""
+        """One direction: h* `[B, k]` and the attention map `[B, 1, L]` over `premise` from `hypothesis`."""
         encoded = self.read(premise, hypothesis, premise_mask, hypothesis_mask, training)
         y, h_n = encoded["premise_outputs"], encoded["last"]                       # [B, L, k], [B, k]
         r, alpha = additive_attention(
             y, self.memory_projection(y), self.query_projection(h_n), premise_mask, self.score)  # (7)-(9)
         h_star = ops.tanh(self.attended_projection(r) + self.last_projection(h_n))  # (10)
-        return h_star, alpha
+        return h_star, alpha[:, None, :]
 
     def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
-        h_star, alpha = self.attend(premise, hypothesis, premise_mask, hypothesis_mask, training)
-        outputs = {"attention": alpha[:, None, :]}                                   # [B, 1, Lp]
+        h_star, attention = self.attend(premise, hypothesis, premise_mask, hypothesis_mask, training)
+        outputs = {"attention": attention}                                           # [B, rows, Lp]
         if self.two_way:                                                             # §2.5
-            h_star_reverse, alpha_reverse = self.attend(
+            h_star_reverse, attention_reverse = self.attend(
                 hypothesis, premise, hypothesis_mask, premise_mask, training)
             h_star = ops.concatenate([h_star, h_star_reverse], axis=-1)              # [B, 2k]
-            outputs["attention_reverse"] = alpha_reverse[:, None, :]                 # [B, 1, Lh]
+            outputs["attention_reverse"] = attention_reverse                         # [B, rows, Lh]
         outputs["logits"] = self.classifier(self.output_dropout(h_star, training=training))
         return outputs
 

@@ -4,7 +4,8 @@ import keras
 from keras import ops
 
 from zoo.layers.cells import WordByWordAttentionCell
-from zoo.models.rocktaschel_conditional import ROCKTASCHEL_DATA, ROCKTASCHEL_TRAIN, RocktaschelConditional
+from zoo.models.rocktaschel_attention import RocktaschelAttention
+from zoo.models.rocktaschel_conditional import ROCKTASCHEL_DATA, ROCKTASCHEL_TRAIN
 from zoo.registry import register_model
 
 
@@ -16,8 +17,10 @@ from zoo.registry import register_model
                 train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
                 paper="Rocktäschel et al. 2016, Table 1 'Word-by-word attention, two-way' (k=100)",
                 paper_params=252_000, attention=("attention", "attention_reverse"))
-class RocktaschelWordByWord(RocktaschelConditional):
-    """Word-by-word attention (Rocktäschel et al. 2016, Eq. 11-14) on top of conditional encoding.
+class RocktaschelWordByWord(RocktaschelAttention):
+    """Word-by-word attention (Rocktäschel et al. 2016, Eq. 11-14): the attention model (§2.3) with one
+    attention per hypothesis word instead of one from h_N; conditional encoding, the projections W^y,
+    W^h, W^p, W^x, two-way reading (§2.5) and the classifier are the attention model's.
 
     For every hypothesis output h_t (t = 1..N, the delimiter excluded) the model attends over the
     premise outputs Y, carrying the attention representation r_t along the hypothesis:
@@ -41,19 +44,12 @@ class RocktaschelWordByWord(RocktaschelConditional):
     `attention_reverse` `[B, Lp, Lh]`.
     """
 
-    def __init__(self, hidden_size=100, dropout=0.1, two_way=False, **kwargs):
-        super().__init__(hidden_size=hidden_size, shared=False, dropout=dropout, **kwargs)
-        self.two_way = two_way
-        dense = lambda name: keras.layers.Dense(hidden_size, use_bias=False, name=name)  # noqa: E731
-        self.memory_projection = dense("W_y")
-        self.query_projection = dense("W_h")
-        self.attention_cell = WordByWordAttentionCell(hidden_size, name="wbw_attention_cell")
+    def make_attention_layers(self, hidden_size):
+        self.attention_cell = WordByWordAttentionCell(hidden_size, name="wbw_attention_cell")  # W^r, W^t, w
         self.attention_rnn = keras.layers.RNN(
             self.attention_cell, return_sequences=True, return_state=True,
             zero_output_for_mask=True,  # the step output (α_t) is not the state; padding rows stay 0
             name="wbw_attention")
-        self.attended_projection = dense("W_p")
-        self.last_projection = dense("W_x")
 
     def attend(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
         """One direction: h* `[B, k]` and the attention map `[B, N, L]`."""
@@ -67,20 +63,3 @@ class RocktaschelWordByWord(RocktaschelConditional):
             self.attention_cell.release_memory()
         h_star = ops.tanh(self.attended_projection(r_n) + self.last_projection(h_n))  # (14)
         return h_star, alphas
-
-    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
-        h_star, alphas = self.attend(premise, hypothesis, premise_mask, hypothesis_mask, training)
-        outputs = {"attention": alphas}
-        if self.two_way:                                                             # §2.5
-            h_star_reverse, alphas_reverse = self.attend(
-                hypothesis, premise, hypothesis_mask, premise_mask, training)
-            h_star = ops.concatenate([h_star, h_star_reverse], axis=-1)              # [B, 2k]
-            outputs["attention_reverse"] = alphas_reverse                            # [B, Lp, Lh]
-        outputs["logits"] = self.classifier(self.output_dropout(h_star, training=training))
-        return outputs
-
-    def get_config(self):
-        config = super().get_config()
-        config.pop("shared")
-        config.update(two_way=self.two_way)
-        return config
