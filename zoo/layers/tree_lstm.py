@@ -5,11 +5,13 @@ token slots, `int32 [B, 2L - 1, 3]` rows `[left, right, level]`, token t at node
 odd indices, -1 for padding. `complete_tree` builds Chen's full binary tree / Paria's btree from the
 token mask in-model, so the tree models also run on token ids alone.
 
-The computation is a Python loop over a static number of levels: leaves first (their children are
-empty), then at level k every internal node is computed from its children, gathered with
-`take_along_axis`, and kept only where the node's level is k (`where`). No `scan`/`while_loop`, no
-scatter: it compiles under XLA on TensorFlow and differentiates on JAX. A node whose level exceeds
-the number of levels computed stays zero, so `max_depth` must cover the data (`zoo.data.trees` checks).
+The levels run as one recurrent loop (a `keras.layers.RNN` whose k-th step is level k): leaves
+first, outside the loop (their children are empty); then at level k every internal node is computed
+from its children, gathered with `take_along_axis`, and kept only where the node's level is k (`where`).
+The loop is traced once whatever `max_depth` is (an unrolled Python loop over 48 levels took about a
+minute to trace per model), compiles under XLA on TensorFlow and differentiates on JAX. A node whose
+level exceeds the number of levels computed stays zero, so `max_depth` must cover the data
+(`zoo.data.trees` checks).
 """
 
 import math
@@ -86,6 +88,65 @@ def root_state(nodes, tree):
     return ops.take_along_axis(nodes, ops.reshape(ops.cast(root, "int32"), (-1, 1, 1)), axis=1)[:, 0, :]
 
 
+class _TreeLevelCell(keras.layers.Layer):
+    """One level of `BinaryTreeLSTM` as an `RNN` step: the children's terms U h and Eq. 4-10.
+
+    Everything that does not depend on the previous level (W x_t + b of every internal node, the rows
+    of each node's children, the leaves' h and c, the nodes' levels) is bound with `bind_levels(...)`
+    before the `RNN` runs and read at every step. The step input is the level k `[B, 1]`; the states
+    are the internal nodes' (h, c), each `[B, L - 1, H]` (passed as `initial_state`; `state_size` gives
+    only their last axis). The step output is k, unused.
+    """
+
+    def __init__(self, hidden_size, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden_size = int(hidden_size)
+        self.state_size = [self.hidden_size, self.hidden_size]
+        self.output_size = 1
+
+    def build(self, input_shape=None):
+        self.recurrent_kernel = self.add_weight(name="U", shape=(2 * self.hidden_size, 5 * self.hidden_size),
+                                                initializer="orthogonal")
+        self.built = True
+
+    def bind_levels(self, internal_x, children, leaf_h, leaf_c, internal_level):
+        self._bound = (internal_x, children, leaf_h, leaf_c, internal_level)
+
+    def release_levels(self):
+        self._bound = None
+
+    def call(self, level, states, training=False):
+        bound = getattr(self, "_bound", None)
+        if bound is None:
+            raise RuntimeError("_TreeLevelCell: bind_levels() must be called before the cell runs")
+        (x_o, x_f, x_i, x_u), (left_row, right_row), leaf_h, leaf_c, internal_level = bound
+        internal_h, internal_c = states
+        hidden = self.hidden_size
+        all_h = ops.concatenate([leaf_h, internal_h], axis=1)                    # [B, 2L - 1, H] (reordered)
+        all_c = ops.concatenate([leaf_c, internal_c], axis=1)
+        h_left = ops.take_along_axis(all_h, left_row, axis=1)                    # h^L [B, L - 1, H]
+        h_right = ops.take_along_axis(all_h, right_row, axis=1)                  # h^R
+        c_left = ops.take_along_axis(all_c, left_row, axis=1)
+        c_right = ops.take_along_axis(all_c, right_row, axis=1)
+        z = ops.einsum("bnk,kg->bng", ops.concatenate([h_left, h_right], axis=-1),
+                       ops.cast(self.recurrent_kernel, h_left.dtype))
+        o = ops.sigmoid(x_o + z[..., :hidden])                                   # (5)
+        f_left = ops.sigmoid(x_f + z[..., hidden:2 * hidden])                    # (7)
+        f_right = ops.sigmoid(x_f + z[..., 2 * hidden:3 * hidden])               # (8)
+        i = ops.sigmoid(x_i + z[..., 3 * hidden:4 * hidden])                     # (9)
+        u = ops.tanh(x_u + z[..., 4 * hidden:])                                  # (10)
+        c = f_left * c_left + f_right * c_right + i * u                          # (6)
+        h = o * ops.tanh(c)                                                      # (4)
+        k = ops.cast(ops.expand_dims(level, 1), internal_level.dtype)            # [B, 1, 1]
+        now = ops.equal(internal_level, k)                                       # the nodes of level k
+        return level, [ops.where(now, h, internal_h), ops.where(now, c, internal_c)]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(hidden_size=self.hidden_size)
+        return config
+
+
 class BinaryTreeLSTM(keras.layers.Layer):
     """The binary tree-LSTM memory block of Chen et al. (2017), Eq. 3-10, over whole batches of trees.
 
@@ -122,8 +183,15 @@ class BinaryTreeLSTM(keras.layers.Layer):
         hidden = self.hidden_size
         self.kernel = self.add_weight(name="W", shape=(nodes_shape[-1], 4 * hidden), initializer="glorot_uniform")
         self.bias = self.add_weight(name="b", shape=(4 * hidden,), initializer="zeros")
-        self.recurrent_kernel = self.add_weight(name="U", shape=(2 * hidden, 5 * hidden), initializer="orthogonal")
+        self.level_cell = _TreeLevelCell(hidden, name="levels_cell")
+        self.level_cell.build()
+        self.levels = keras.layers.RNN(self.level_cell, return_state=True, name="levels")
         self.built = True
+
+    @property
+    def recurrent_kernel(self):
+        """U `[2H, 5H]` (held by the level cell, which runs inside the loop)."""
+        return self.level_cell.recurrent_kernel
 
     def call(self, nodes, tree, levels=None, return_cells=False):
         """Runs the block over every tree; `levels` overrides the number of levels computed."""
@@ -152,27 +220,18 @@ class BinaryTreeLSTM(keras.layers.Layer):
             p = ops.maximum(internal_tree[..., slot], 0)
             row = ops.where(ops.equal(ops.mod(p, 2), 0), p // 2, num_leaves + p // 2)
             children.append(ops.expand_dims(row, -1))                            # [B, L - 1, 1]
-        x_o, x_f, x_i, x_u = (internal_x[..., j * hidden:(j + 1) * hidden] for j in range(4))
-        internal_h = ops.zeros_like(x_o)
-        internal_c = ops.zeros_like(x_o)
-        for k in range(1, levels + 1):
-            all_h = ops.concatenate([leaf_h, internal_h], axis=1)                # [B, 2L - 1, H] (reordered)
-            all_c = ops.concatenate([leaf_c, internal_c], axis=1)
-            h_left = ops.take_along_axis(all_h, children[0], axis=1)             # h^L [B, L - 1, H]
-            h_right = ops.take_along_axis(all_h, children[1], axis=1)            # h^R
-            c_left = ops.take_along_axis(all_c, children[0], axis=1)
-            c_right = ops.take_along_axis(all_c, children[1], axis=1)
-            z = ops.einsum("bnk,kg->bng", ops.concatenate([h_left, h_right], axis=-1), self.recurrent_kernel)
-            o = ops.sigmoid(x_o + z[..., :hidden])                               # (5)
-            f_left = ops.sigmoid(x_f + z[..., hidden:2 * hidden])                # (7)
-            f_right = ops.sigmoid(x_f + z[..., 2 * hidden:3 * hidden])           # (8)
-            i = ops.sigmoid(x_i + z[..., 3 * hidden:4 * hidden])                 # (9)
-            u = ops.tanh(x_u + z[..., 4 * hidden:])                              # (10)
-            c = f_left * c_left + f_right * c_right + i * u                      # (6)
-            h = o * ops.tanh(c)                                                  # (4)
-            now = ops.equal(internal_level, k)
-            internal_h = ops.where(now, h, internal_h)
-            internal_c = ops.where(now, c, internal_c)
+        gates = tuple(internal_x[..., j * hidden:(j + 1) * hidden] for j in range(4))   # o, f, i, u
+        internal_h = ops.zeros_like(gates[0])                                    # [B, L - 1, H]
+        internal_c = ops.zeros_like(gates[0])
+        if levels > 0:
+            # Step k of the loop computes level k = 1 .. levels.
+            steps = ops.arange(1, levels + 1, dtype=internal_h.dtype)            # [levels]
+            steps = ops.broadcast_to(ops.reshape(steps, (1, levels, 1)), (ops.shape(internal_h)[0], levels, 1))
+            self.level_cell.bind_levels(gates, children, leaf_h, leaf_c, internal_level)
+            try:
+                _, internal_h, internal_c = self.levels(steps, initial_state=[internal_h, internal_c])
+            finally:
+                self.level_cell.release_levels()
         h = interleave(leaf_h, internal_h)                                       # [B, N, H]
         if return_cells:
             return h, interleave(leaf_c, internal_c)
