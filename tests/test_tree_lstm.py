@@ -187,3 +187,89 @@ def test_tree_lstm_trains_under_xla():
     labels = np.arange(8) % 3
     losses = [float(model.train_on_batch({"ids": ids, "tree": tree}, labels)) for _ in range(5)]
     assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
+
+
+# Trees in graph (serving) -------------------------------------------------------------------------
+def _bracketed(tree, rng):
+    """A parse string of a nested tree, with random unary brackets around some subtrees."""
+    text = tree if isinstance(tree, str) else f"( {_bracketed(tree[0], rng)} {_bracketed(tree[1], rng)} )"
+    return f"( {text} )" if rng.random() < 0.2 else text
+
+
+def _parse_in_graph(parses, token_lists, length, **kwargs):
+    """`tf_parse_trees` traced (as in a SavedModel; eagerly, its per-row loops are slow)."""
+    import tensorflow as tf
+
+    fn = tf.function(lambda p, t: T.tf_parse_trees(p, t, length, **kwargs))
+    trees, status = fn(tf.constant(parses), tf.ragged.constant(token_lists))
+    return trees.numpy(), status.numpy()
+
+
+def _python_trees(parses, token_lists, length, max_length=None):
+    return T.pad_trees([T.sentence_tree(p, t, max_length=max_length) for p, t in zip(parses, token_lists)], length)
+
+
+@pytest.mark.parametrize("max_length", [None, 7])
+def test_in_graph_parse_equals_python_on_every_shipped_sentence(max_length):
+    import tensorflow as tf
+
+    from zoo.data.snli import load_snli
+    from zoo.data.tokenizer import Tokenizer
+
+    splits, _ = load_snli("snli_sample")
+    examples = [ex for split in splits.values() for ex in split]
+    tokenizer = Tokenizer(lowercase=True)
+    for key in ("premise", "hypothesis"):
+        parses = [ex[f"{key}_binary_parse"] for ex in examples]
+        token_lists = tokenizer.tokenize_batch([ex[key] for ex in examples])
+        length = max(min(len(t), max_length or 10 ** 6) for t in token_lists)
+        trees, status = _parse_in_graph(parses, token_lists, length, lowercase=True, max_length=max_length,
+                                        max_depth=48)
+        assert np.all(status == T.PARSE_OK)
+        np.testing.assert_array_equal(trees, _python_trees(parses, token_lists, length, max_length))
+
+
+def test_in_graph_parse_of_random_trees_with_unary_and_wide_brackets():
+    import tensorflow as tf
+
+    rng = np.random.default_rng(3)
+    parses, token_lists = [], []
+    for _ in range(60):
+        words = [f"w{i}" for i in range(int(rng.integers(1, 25)))]
+        parse = _bracketed(random_tree(rng, words), rng)
+        if rng.random() < 0.3 and len(words) > 2:     # one flat bracket, binarized right-branching
+            parse = "( " + " ".join(words) + " )"
+        parses.append(parse)
+        token_lists.append(words)
+    length = max(len(t) + 2 for t in token_lists)   # extra padding slots stay padding
+    trees, status = _parse_in_graph(parses, token_lists, length, lowercase=False)
+    assert np.all(status == T.PARSE_OK)
+    np.testing.assert_array_equal(trees, _python_trees(parses, token_lists, length))
+
+
+def test_in_graph_parse_reports_each_error_as_the_python_parser_does():
+    import tensorflow as tf
+
+    cases = {"( ( a b ) c": T.PARSE_UNBALANCED, "( a b ) )": T.PARSE_UNBALANCED, "( ( ) a )": T.PARSE_EMPTY_BRACKETS,
+             "( a ) ( b )": T.PARSE_TEXT_AFTER_ROOT, "( ( a b ) d )": T.PARSE_MISMATCH, "": T.PARSE_BLANK,
+             "  ": T.PARSE_BLANK, "( a ( b c ) )": T.PARSE_TOO_DEEP, "( ( a b ) c )": T.PARSE_OK}
+    parses = list(cases)
+    token_lists = [["a", "b", "c"]] * len(parses)
+    trees, status = _parse_in_graph(parses, token_lists, 3, lowercase=False)
+    _, deep_status = _parse_in_graph(parses, token_lists, 3, lowercase=False, max_depth=1)
+    for parse, got, got_deep in zip(parses, status, deep_status):
+        expected = cases[parse]
+        if expected == T.PARSE_TOO_DEEP:
+            assert got == T.PARSE_OK and got_deep == T.PARSE_TOO_DEEP, parse
+        elif expected == T.PARSE_OK:
+            assert got == T.PARSE_OK and got_deep == T.PARSE_TOO_DEEP, parse   # 2 levels > max_depth 1
+        else:
+            assert got == expected, (parse, T.PARSE_STATUS_MESSAGES[got])
+            if expected not in (T.PARSE_BLANK,):
+                with pytest.raises(T.TreeFormatError):
+                    T.sentence_tree(parse, ["a", "b", "c"])
+        if got != T.PARSE_OK:
+            assert np.all(trees[parses.index(parse)] == T.PAD_NODE)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"premise_binary_parse\[0\]: unbalanced brackets"):
+        T.tf_parse_error_check(tf.constant(status), "premise_binary_parse")
+    T.tf_parse_error_check(tf.constant([T.PARSE_OK, T.PARSE_BLANK]), "premise_binary_parse")  # no error
