@@ -46,11 +46,10 @@ def export(args):
         ValueError, FileNotFoundError: user errors (printed as one line by `main`).
     """
     import zoo
-    from zoo.export import check_exportable, export_saved_model
+    from zoo.export import export_saved_model
     from zoo.training.runs import load_config
 
     model_name = load_config(args.run_dir)["model"]
-    check_exportable(model_name)
     run = zoo.load(args.run_dir)
     if args.format == "tflite":
         from zoo.export.tflite import export_tflite

@@ -21,26 +21,25 @@ from zoo.data.tokenizer import Tokenizer
 from zoo.data.vocab import Vocabulary
 from zoo.training import runs
 
-# Tree-based models (parses as inputs): exported later, not by the sequence-model exporter.
+# Tree-based models: the syntactic ones also take binary parses; all are exported like the others.
 TREE_MODEL_PATTERNS = ("*tree*", "him", "paria*")
 SMALL = {"hidden_size": 8, "mlp_size": 8, "operator_size": 8}
 
+# (premise, hypothesis, premise_binary_parse, hypothesis_binary_parse): binary parses in SNLI's format
+# whose leaves are the tokens of the (cased) tokenizer. The second premise has none (complete tree).
 PAIRS = [
-    ("A man is playing a guitar on stage.", "A person plays music."),
-    ("Two dogs run through the snow.", "The animals are sleeping."),
-    ("A woman in a red dress sings.", "Somebody is singing loudly"),
+    ("A man is playing a guitar on stage.", "A person plays music.",
+     "( ( A man ) ( ( is ( playing ( ( a guitar ) ( on stage ) ) ) ) . ) )", "( ( A person ) ( ( plays music ) . ) )"),
+    ("Two dogs run through the snow.", "The animals are sleeping.",
+     "", "( ( The animals ) ( ( are sleeping ) . ) )"),
+    ("A woman in a red dress sings.", "Somebody is singing loudly",
+     "( ( ( A woman ) ( in ( a ( red dress ) ) ) ) ( sings . ) )", "( Somebody ( is ( singing loudly ) ) )"),
 ]
 
 
-def sequence_models():
-    """Registered models that take token sequences (every model but the tree-based ones)."""
-    return [name for name in zoo.list_models()
-            if not any(fnmatch.fnmatch(name, p) for p in TREE_MODEL_PATTERNS)]
-
-
 def tree_models():
-    """Registered tree-based models (skipped by these tests)."""
-    return [name for name in zoo.list_models() if name not in sequence_models()]
+    """Registered tree-based models."""
+    return [name for name in zoo.list_models() if any(fnmatch.fnmatch(name, p) for p in TREE_MODEL_PATTERNS)]
 
 
 @functools.lru_cache(maxsize=None)
@@ -95,7 +94,7 @@ def load_in_fresh_process(jobs_path):
     fresh process: `python -m tests.export_support JOBS.json`).
 
     Args:
-        jobs_path: a JSON file `{"pairs": [[p, h], ...], "jobs": [{"saved_model": DIR, "out": NPZ}, ...]}`;
+        jobs_path: a JSON file `{"pairs": [[p, h(, p_parse, h_parse)], ...], "jobs": [{"saved_model": DIR, "out": NPZ}, ...]}`;
             each job writes the outputs of `serving_default` (keys prefixed `serving_default/`) and
             `explain` (`explain/`) to its `out` file, plus `invalid_utf8` (the error of a non-UTF-8 input).
     """
@@ -106,17 +105,21 @@ def load_in_fresh_process(jobs_path):
 
     with open(jobs_path, encoding="utf-8") as f:
         spec = json.load(f)
-    premises = tf.constant([p for p, _ in spec["pairs"]], tf.string)
-    hypotheses = tf.constant([h for _, h in spec["pairs"]], tf.string)
+    names = ("premise", "hypothesis", "premise_binary_parse", "hypothesis_binary_parse")
+    columns = {name: tf.constant([(list(pair) + ["", ""])[i] for pair in spec["pairs"]], tf.string)
+               for i, name in enumerate(names)}
     for job in spec["jobs"]:
         loaded = tf.saved_model.load(job["saved_model"])
         arrays = {}
         for name in ("serving_default", "explain"):
-            outputs = loaded.signatures[name](premise=premises, hypothesis=hypotheses)
+            signature = loaded.signatures[name]
+            outputs = signature(**{k: columns[k] for k in signature.structured_input_signature[1]})
             arrays.update({f"{name}/{k}": v.numpy() for k, v in outputs.items()})
         try:
-            loaded.signatures["serving_default"](premise=tf.constant([b"\xff\xfe bad"]),
-                                                 hypothesis=tf.constant([b"ok"]))
+            bad = {"premise": tf.constant([b"\xff\xfe bad"]), "hypothesis": tf.constant([b"ok"]),
+                   "premise_binary_parse": tf.constant([b""]), "hypothesis_binary_parse": tf.constant([b""])}
+            signature = loaded.signatures["serving_default"]
+            signature(**{k: bad[k] for k in signature.structured_input_signature[1]})
             arrays["invalid_utf8"] = np.array("no error")
         except tf.errors.InvalidArgumentError as error:
             arrays["invalid_utf8"] = np.array(error.message.splitlines()[0])

@@ -1,8 +1,9 @@
 """Export for serving: SavedModel (TF Serving layout, signatures, C++ loader via saved_model_cli, fresh
 `tf.saved_model.load`), TFLite with the LiteRT interpreter, and the request payloads of docs/serving.md.
 
-Every registered sequence model is exported once (untrained, hidden size 8, 8-d vectors) by the
-module fixture and the checks reuse the exports; one fresh process loads them all.
+Every registered model is exported once (untrained, hidden size 8, 8-d vectors) by the module
+fixture and the checks reuse the exports; one fresh process loads them all. The pairs carry binary
+parses, which the syntactic tree models read (in graph in the SavedModel, in Python for TFLite).
 """
 
 import importlib.util
@@ -19,10 +20,9 @@ import tensorflow as tf
 
 import export as export_script
 import zoo
-from tests.export_support import (EDGE_PAIRS, PAIRS, build_exports, make_run, sequence_models, shared_dir,
-                                  tree_models)
-from zoo.export import ExportError, check_exportable, export_saved_model, next_version
-from zoo.export.saved_model import INPUT_NAMES, SERVING_OUTPUTS
+from tests.export_support import EDGE_PAIRS, PAIRS, build_exports, make_run, shared_dir, tree_models
+from zoo.export import ExportError, export_saved_model, next_version
+from zoo.export.saved_model import INPUT_NAMES, PARSE_INPUT_NAMES, SERVING_OUTPUTS
 from zoo.export.serving import RequestError, grpc_predict, rest_predict
 from zoo.export.tflite import TFLiteNLI, export_tflite
 
@@ -35,7 +35,8 @@ TOLERANCE_SAVED_MODEL = 1e-5
 TOLERANCE_TFLITE = 1e-4
 TFLITE_BATCH = 2  # smaller than the number of test pairs: exercises the padded last chunk
 ALL_PAIRS = PAIRS + EDGE_PAIRS
-MODELS = sequence_models()
+MODELS = zoo.list_models()
+SYNTACTIC_MODEL = "syntactic_tree_lstm"
 
 
 def env():
@@ -46,9 +47,9 @@ def keras_reference(run, pairs):
     """The Keras model's `explain()` outputs and the tokens it saw, as numpy arrays."""
     outputs = {k: np.asarray(v) for k, v in run.model.explain(run.encode(pairs)).items()}
     data = run.config["preset"]["data"]
-    tokens = run.tokenizer.tokenize_batch([p for p, _ in pairs])
+    tokens = run.tokenizer.tokenize_batch([pair[0] for pair in pairs])
     outputs["premise_tokens"] = [t[:data["max_premise_length"]] for t in tokens]
-    tokens = run.tokenizer.tokenize_batch([h for _, h in pairs])
+    tokens = run.tokenizer.tokenize_batch([pair[1] for pair in pairs])
     outputs["hypothesis_tokens"] = [t[:data["max_hypothesis_length"]] for t in tokens]
     return outputs
 
@@ -124,11 +125,14 @@ def load_run(exported, name):
 
 
 # Which models -------------------------------------------------------------------------------------
-def test_tree_models_are_refused_with_a_reason():
-    for name in tree_models():
-        with pytest.raises(ExportError, match="parse trees"):
-            check_exportable(name)
-    assert len(MODELS) >= 16, MODELS
+def test_every_model_is_exported_and_syntactic_ones_take_parses(exported):
+    assert len(MODELS) >= 21 and len(tree_models()) == 5, MODELS
+    for name in MODELS:
+        signature = tf.saved_model.load(entry_for(exported, name, "saved_model")["saved_model"]) \
+            .signatures["serving_default"] if name in (SYNTACTIC_MODEL, "him", "esim_tree") else None
+        if signature is not None:
+            expected = INPUT_NAMES + (PARSE_INPUT_NAMES if name != "esim_tree" else ())
+            assert sorted(signature.structured_input_signature[1]) == sorted(expected), name
 
 
 # SavedModel ---------------------------------------------------------------------------------------
@@ -168,9 +172,10 @@ def test_saved_model_equals_keras_in_a_fresh_process(exported, name):
     expected_maps = zoo.registry.get_spec(name).attention
     for key in expected_maps:
         assert f"explain/{key}" in loaded, key
-    if attention is not None:  # [B, Lh or 1, Lp (+1 NULL column)]
+    if attention is not None:  # [B, Lh or 1, Lp (+1 NULL column)], or over 2Lp - 1 tree nodes / 2Lp elements
         width = loaded["explain/premise_tokens"].shape[1]
-        assert attention.shape[0] == len(ALL_PAIRS) and attention.shape[2] in (width, width + 1)
+        widths = (2 * width - 1, 2 * width) if "premise_mask" in reference else (width, width + 1)
+        assert attention.shape[0] == len(ALL_PAIRS) and attention.shape[2] in widths
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -229,7 +234,7 @@ def test_saved_model_cli_run(exported, signature):
     """The session-based C++ loader of TF Serving answers like the Keras model."""
     entry = entry_for(exported, CLI_MODEL, "saved_model")
     pairs = PAIRS[:2]
-    exprs = "premise={};hypothesis={}".format(json.dumps([p for p, _ in pairs]), json.dumps([h for _, h in pairs]))
+    exprs = "premise={};hypothesis={}".format(json.dumps([p[0] for p in pairs]), json.dumps([p[1] for p in pairs]))
     out = saved_model_cli("run", "--dir", entry["saved_model"], "--tag_set", "serve", "--signature_def", signature,
                           "--input_exprs", exprs)
     block = out.split("Result for output key probabilities:")[1].split("Result for")[0]
@@ -239,6 +244,44 @@ def test_saved_model_cli_run(exported, signature):
     assert labels == [zoo.data.LABELS[i] for i in entry["reference"]["probabilities"][:2].argmax(-1)]
     if signature == "explain":
         assert "Result for output key attention_reverse:" in out and "Result for output key premise_tokens:" in out
+
+
+# Syntactic tree models: parses in the request ------------------------------------------------------
+@pytest.fixture(scope="module")
+def syntactic_model(exported):
+    return tf.saved_model.load(entry_for(exported, SYNTACTIC_MODEL, "saved_model")["saved_model"])
+
+
+def test_the_parse_changes_the_answer_and_a_blank_one_means_the_complete_tree(exported, syntactic_model):
+    """Pair 0 with its parse, with no parse, and with the complete tree's parse: the SavedModel answers as
+    the Keras model given the same trees, and a blank parse is the complete binary tree."""
+    run = load_run(exported, SYNTACTIC_MODEL)
+    premise, hypothesis, premise_parse, hypothesis_parse = PAIRS[0]
+    tokens = run.tokenizer.tokenize(premise)
+
+    def bracketed(tree):
+        return tree if isinstance(tree, str) else f"( {bracketed(tree[0])} {bracketed(tree[1])} )"
+
+    complete = bracketed(zoo.data.trees.complete_tree(len(tokens), leaf=lambda t: tokens[t]))
+    variants = [(premise, hypothesis, premise_parse, hypothesis_parse), (premise, hypothesis, "", hypothesis_parse),
+                (premise, hypothesis, complete, hypothesis_parse)]
+    request = {"instances": [dict(zip(INPUT_NAMES + PARSE_INPUT_NAMES, v)) for v in variants]}
+    got = np.array([p["probabilities"] for p in rest_predict(syntactic_model, request)["predictions"]])
+    np.testing.assert_allclose(got, run.predict_probabilities(variants), atol=TOLERANCE_SAVED_MODEL)
+    np.testing.assert_allclose(got[1], got[2], atol=1e-6)                      # blank == complete tree
+    assert np.abs(got[0] - got[1]).max() > 1e-6                                 # the parse is read
+
+
+@pytest.mark.parametrize("parse, reason", [("( ( A man ) is", "unbalanced brackets"),
+                                           ("( ( A woman ) ( sings . ) )", "do not match the tokens"),
+                                           ("( ( ) A )", "empty brackets")])
+def test_a_malformed_parse_is_refused_naming_the_field_and_row(syntactic_model, parse, reason):
+    instances = [dict(zip(INPUT_NAMES + PARSE_INPUT_NAMES, pair)) for pair in PAIRS]
+    instances[1] = dict(instances[1], hypothesis_binary_parse=parse)
+    with pytest.raises(RequestError, match=re.escape(f"hypothesis_binary_parse[1]: ") + ".*" + re.escape(reason)):
+        rest_predict(syntactic_model, {"instances": instances})
+    with pytest.raises(RequestError, match="keys"):   # the parses are part of the signature
+        rest_predict(syntactic_model, {"instances": [{"premise": "A man.", "hypothesis": "A man."}]})
 
 
 # TFLite -------------------------------------------------------------------------------------------
@@ -331,7 +374,7 @@ def test_grpc_client_example(doc_model):
     spec = importlib.util.spec_from_file_location("grpc_client", EXAMPLES / "grpc_client.py")
     client = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(client)
-    request = client.make_request(PAIRS[:2], model_name=DOC_MODEL)
+    request = client.make_request([pair[:2] for pair in PAIRS[:2]], model_name=DOC_MODEL)
     assert request.model_spec.name == DOC_MODEL and set(request.inputs) == set(INPUT_NAMES)
     outputs = grpc_predict(doc_model, request)
     assert outputs["probabilities"].shape == (2, 3) and outputs["label"].dtype == object

@@ -3,6 +3,6 @@
 See docs/serving.md for the signatures, TF Serving commands and request formats.
 """
 
-from zoo.export.saved_model import ExportError, check_exportable, export_saved_model, next_version
+from zoo.export.saved_model import ExportError, export_saved_model, next_version
 
-__all__ = ["ExportError", "check_exportable", "export_saved_model", "next_version"]
+__all__ = ["ExportError", "export_saved_model", "next_version"]

@@ -6,7 +6,11 @@ truncates to the preset's `max_premise_length` / `max_hypothesis_length` and run
 
 Signatures (see docs/serving.md):
 - `serving_default`: `premise`, `hypothesis` tf.string `[B]` -> `probabilities` float32 `[B, 3]`,
-  `label` tf.string `[B]`, `label_id` int32 `[B]`.
+  `label` tf.string `[B]`, `label_id` int32 `[B]`. A model that reads parse trees
+  (`syntactic_tree_lstm`, `him`) also takes `premise_binary_parse`, `hypothesis_binary_parse` tf.string
+  `[B]` (SNLI's `sentence1_binary_parse` / `sentence2_binary_parse`), parsed in graph by
+  `zoo.data.trees.tf_parse_trees`; a blank parse gets the complete binary tree over the sentence's
+  tokens, and a malformed one fails the request with `premise_binary_parse[ROW]: REASON`.
 - `explain`: the same inputs -> the outputs of `serving_default` plus `logits`, `attention` (and
   `attention_reverse` and other model-specific maps where the model has them, float32) and
   `premise_tokens` `[B, Lp]`, `hypothesis_tokens` `[B, Lh]` (tf.string, right-padded with "").
@@ -19,7 +23,6 @@ path = export_saved_model(zoo.load("runs/rocktaschel_wbw"), "models/rocktaschel_
 ```
 """
 
-import fnmatch
 import json
 import os
 import shutil
@@ -34,25 +37,18 @@ from zoo.training.runs import VOCAB_FILE
 METADATA_PATH = os.path.join("assets.extra", "zoo.json")
 
 INPUT_NAMES = ("premise", "hypothesis")
+PARSE_INPUT_NAMES = ("premise_binary_parse", "hypothesis_binary_parse")
 SERVING_OUTPUTS = ("probabilities", "label", "label_id")
 EXPLAIN_SIGNATURE = "explain"
-# Models that read parse trees: their export is not implemented yet.
-TREE_MODEL_PATTERNS = ("*tree*", "him", "paria*")
 
 
 class ExportError(ValueError):
-    """A user-facing export error (unsupported model, existing version, bad path)."""
+    """A user-facing export error (existing version, bad path, failed conversion)."""
 
 
-def check_exportable(model_name):
-    """Raises `ExportError` for models this exporter does not handle (the tree-based ones).
-
-    Args:
-        model_name: a registered model name.
-    """
-    if any(fnmatch.fnmatch(model_name, pattern) for pattern in TREE_MODEL_PATTERNS):
-        raise ExportError(f"model {model_name!r} reads parse trees; only sequence models can be "
-                          "exported so far")
+def input_names(model):
+    """The string inputs of the exported signatures: the sentences, and the parses for a model that reads them."""
+    return INPUT_NAMES + (PARSE_INPUT_NAMES if model.reads_parse_trees else ())
 
 
 def next_version(model_dir):
@@ -124,16 +120,38 @@ class InGraphEncoder(tf.Module):
             key: `"premise"` or `"hypothesis"` (selects the maximum length).
 
         Returns:
-            `(ids, tokens)`: int32 `[B, L]` right-padded with PAD_ID and tf.string `[B, L]` padded with "",
-            with `L >= 1` (a batch of empty sentences has one PAD column, as in training).
+            `(ids, tokens, all_tokens)`: int32 `[B, L]` right-padded with PAD_ID and tf.string `[B, L]`
+            padded with "", with `L >= 1` (a batch of empty sentences has one PAD column, as in
+            training), and the ragged tokens before truncation.
         """
-        tokens = self.tokenizer.tf_tokenize(texts)
+        all_tokens = self.tokenizer.tf_tokenize(texts)
+        tokens = all_tokens
         max_length = self.max_lengths.get(key)
         if max_length is not None:
             tokens = tokens[:, :max_length]
         ids = tf.ragged.map_flat_values(lambda t: tf.cast(self.table.lookup(t), tf.int32), tokens)
         return (_at_least_one_column(ids.to_tensor(default_value=PAD_ID), PAD_ID),
-                _at_least_one_column(tokens.to_tensor(default_value=""), ""))
+                _at_least_one_column(tokens.to_tensor(default_value=""), ""), all_tokens)
+
+
+def parse_tree_input(parses, ids, all_tokens, field, tokenizer, max_length, max_depth):
+    """The tree input of one side from its binary parses, in graph.
+
+    Rows with a blank parse get the complete binary tree over their tokens; any other parse error fails
+    with `FIELD[ROW]: REASON` (`zoo.data.trees.tf_parse_error_check`).
+
+    Returns:
+        int32 `[B, 2L - 1, 3]` (L: the padded length of `ids`).
+    """
+    from zoo.data.trees import PARSE_BLANK, tf_parse_error_check, tf_parse_trees
+    from zoo.layers.tree_lstm import complete_tree
+
+    parsed, status = tf_parse_trees(parses, all_tokens, tf.shape(ids)[1], lowercase=tokenizer.lowercase,
+                                    max_length=max_length, max_depth=max_depth)
+    complete = complete_tree(tf.not_equal(ids, PAD_ID), max_depth)
+    trees = tf.where(tf.reshape(tf.equal(status, PARSE_BLANK), [-1, 1, 1]), complete, parsed)
+    with tf.control_dependencies([tf_parse_error_check(status, field)]):
+        return tf.identity(trees)
 
 
 def _at_least_one_column(x, value):
@@ -164,27 +182,42 @@ def build_archive(run):
     Returns:
         the archive (call `.write_out(path)`).
 
-    Raises:
-        ExportError: for a model that cannot be exported.
     """
-    check_exportable(run.config["model"])
     model, labels = run.model, run.labels
     encoder = InGraphEncoder(run.tokenizer, os.path.abspath(os.path.join(run.run_dir, VOCAB_FILE)),
                              len(run.vocab), max_lengths(run.config))
-    spec = [tf.TensorSpec([None], tf.string, name=name) for name in INPUT_NAMES]
+    names = input_names(model)
+    spec = [tf.TensorSpec([None], tf.string, name=name) for name in names]
 
-    @tf.function(input_signature=spec)
-    def explain(premise, hypothesis):
-        premise_ids, premise_tokens = encoder.encode(premise, "premise")
-        hypothesis_ids, hypothesis_tokens = encoder.encode(hypothesis, "hypothesis")
-        outputs = _serving_outputs(model.explain({"premise": premise_ids, "hypothesis": hypothesis_ids}),
-                                   labels)
-        outputs.update(premise_tokens=premise_tokens, hypothesis_tokens=hypothesis_tokens)
+    def explain_outputs(texts):
+        inputs, outputs = {}, {}
+        for key in INPUT_NAMES:
+            inputs[key], outputs[f"{key}_tokens"], all_tokens = encoder.encode(texts[key], key)
+            if model.reads_parse_trees:
+                inputs[f"{key}_tree"] = parse_tree_input(
+                    texts[f"{key}_binary_parse"], inputs[key], all_tokens, f"{key}_binary_parse", run.tokenizer,
+                    encoder.max_lengths.get(key), model.max_depth)
+        outputs.update(_serving_outputs(model.explain(inputs), labels))
         return outputs
 
-    def serve(premise, hypothesis):
-        outputs = explain(premise, hypothesis)  # one trace of the model serves both signatures
-        return {name: outputs[name] for name in SERVING_OUTPUTS}
+    if model.reads_parse_trees:
+        @tf.function(input_signature=spec)
+        def explain(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse):
+            return explain_outputs({"premise": premise, "hypothesis": hypothesis,
+                                    "premise_binary_parse": premise_binary_parse,
+                                    "hypothesis_binary_parse": hypothesis_binary_parse})
+
+        def serve(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse):
+            outputs = explain(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse)
+            return {name: outputs[name] for name in SERVING_OUTPUTS}
+    else:
+        @tf.function(input_signature=spec)
+        def explain(premise, hypothesis):
+            return explain_outputs({"premise": premise, "hypothesis": hypothesis})
+
+        def serve(premise, hypothesis):
+            outputs = explain(premise, hypothesis)  # one trace of the model serves both signatures
+            return {name: outputs[name] for name in SERVING_OUTPUTS}
 
     archive = keras.export.ExportArchive()
     archive.track(model)
@@ -232,7 +265,7 @@ def export_saved_model(run, model_dir, version=None):
         the version directory written.
 
     Raises:
-        ExportError: unsupported model or existing version.
+        ExportError: existing version.
     """
     path = version_dir(model_dir, version)
     archive = build_archive(run)

@@ -23,29 +23,38 @@ class RequestError(ValueError):
     """A request that TF Serving would reject (missing input, wrong type)."""
 
 
-def instances_to_inputs(instances):
+def instances_to_inputs(instances, names=INPUT_NAMES):
     """The input tensors of REST row-format `instances`.
 
     Args:
-        instances: a list of `{"premise": str, "hypothesis": str}`.
+        instances: a list of `{"premise": str, "hypothesis": str}` (plus `"premise_binary_parse"` and
+            `"hypothesis_binary_parse"` for a model that reads parse trees).
+        names: the signature's input names.
 
     Returns:
-        `{"premise": tf.string [N], "hypothesis": tf.string [N]}`.
+        `{name: tf.string [N]}`.
 
     Raises:
         RequestError: an instance is not an object with exactly the string inputs.
     """
     if not isinstance(instances, list) or not instances:
         raise RequestError('"instances" must be a non-empty list')
-    columns = {name: [] for name in INPUT_NAMES}
+    columns = {name: [] for name in names}
     for i, instance in enumerate(instances):
-        if not isinstance(instance, dict) or set(instance) != set(INPUT_NAMES):
-            raise RequestError(f"instance {i} must be an object with the keys {', '.join(INPUT_NAMES)}")
-        for name in INPUT_NAMES:
+        if not isinstance(instance, dict) or set(instance) != set(names):
+            raise RequestError(f"instance {i} must be an object with the keys {', '.join(names)}")
+        for name in names:
             if not isinstance(instance[name], str):
                 raise RequestError(f"instance {i}: {name!r} must be a string")
             columns[name].append(instance[name])
     return {name: tf.constant(values, dtype=tf.string) for name, values in columns.items()}
+
+
+def signature_error(error):
+    """The line of a signature's `InvalidArgumentError` that says what is wrong with the request (for a
+    malformed parse: `assertion failed: [premise_binary_parse[ROW]: REASON]`), as TF Serving reports it."""
+    lines = [line.strip() for line in error.message.splitlines() if line.strip()]
+    return next((line for line in lines if "assertion failed" in line), lines[0] if lines else str(error))
 
 
 def to_json_value(value):
@@ -86,12 +95,18 @@ def rest_predict(loaded, request):
         `{"predictions": [...]}`.
 
     Raises:
-        RequestError: unknown signature or malformed instances.
+        RequestError: unknown signature, malformed instances, or inputs the signature rejects (a
+            malformed binary parse), with TF Serving's message.
     """
     name = request.get("signature_name", "serving_default")
     if name not in loaded.signatures:
         raise RequestError(f"unknown signature {name!r}; the model has {', '.join(sorted(loaded.signatures))}")
-    outputs = loaded.signatures[name](**instances_to_inputs(request.get("instances")))
+    signature = loaded.signatures[name]
+    inputs = instances_to_inputs(request.get("instances"), tuple(sorted(signature.structured_input_signature[1])))
+    try:
+        outputs = signature(**inputs)
+    except tf.errors.InvalidArgumentError as error:
+        raise RequestError(signature_error(error)) from None
     return {"predictions": outputs_to_predictions(outputs)}
 
 
@@ -116,4 +131,8 @@ def grpc_predict(loaded, request):
             raise RequestError(f"input {key!r} has dtype {tf.dtypes.as_dtype(proto.dtype).name}, "
                                f"the signature wants {expected[key].dtype.name}")
         inputs[key] = tf.constant(tf.make_ndarray(proto), dtype=expected[key].dtype)
-    return {key: value.numpy() for key, value in signature(**inputs).items()}
+    try:
+        outputs = signature(**inputs)
+    except tf.errors.InvalidArgumentError as error:
+        raise RequestError(signature_error(error)) from None
+    return {key: value.numpy() for key, value in outputs.items()}

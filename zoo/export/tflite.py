@@ -6,11 +6,15 @@ LiteRT interpreter. The graph has a fixed shape so that the recurrent loops lowe
 ops (`WHILE` with static tensor lists): `batch_size` pairs per invocation (default 1; `TFLiteNLI`
 pads the last chunk with empty rows) and sentences right-padded to the preset's
 `max_premise_length` / `max_hypothesis_length` (the training truncation). The models mask padding,
-so the padded length does not change the probabilities.
+so the padded length does not change the probabilities. A model that reads parse trees takes their
+tree arrays as two more inputs, which `TFLiteNLI` builds from the pairs' binary parses in Python
+(`zoo.data.trees.pair_tree_inputs`; a blank parse gets the complete binary tree), since parsing
+strings needs ops TFLite does not have.
 
 Files written into the output directory:
 ```
 OUT/model.tflite   # inputs premise, hypothesis int32 [batch_size, L]; output probabilities float32 [batch_size, 3]
+                   # (+ premise_tree, hypothesis_tree int32 [batch_size, 2L - 1, 3] for syntactic tree models)
 OUT/vocab.txt      # the run's vocabulary (line number = id)
 OUT/tflite.json    # model name, tokenizer config, labels, batch size, padded lengths
 ```
@@ -32,8 +36,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from zoo.constants import PAD_NODE
 from zoo.data.vocab import PAD_ID
-from zoo.export.saved_model import ExportError, INPUT_NAMES, check_exportable, max_lengths
+from zoo.export.saved_model import ExportError, INPUT_NAMES, max_lengths
 from zoo.training.runs import VOCAB_FILE
 
 MODEL_FILE = "model.tflite"
@@ -54,6 +59,15 @@ def _fixed_lengths(config):
     return {key: int(value) for key, value in lengths.items()}
 
 
+def input_shapes(model, batch_size, lengths):
+    """`{name: shape}` of the TFLite inputs: the token ids, and the tree arrays for a model that reads
+    parse trees (`premise_tree` int32 `[batch_size, 2Lp - 1, 3]`, ...; `TFLiteNLI` builds them)."""
+    shapes = {name: [batch_size, lengths[name]] for name in INPUT_NAMES}
+    if model.reads_parse_trees:
+        shapes.update({f"{name}_tree": [batch_size, 2 * lengths[name] - 1, 3] for name in INPUT_NAMES})
+    return shapes
+
+
 def convert(run, batch_size=1):
     """Converts a run's model to a TFLite flatbuffer with builtin ops only.
 
@@ -70,15 +84,15 @@ def convert(run, batch_size=1):
     Raises:
         ExportError: unsupported model, no fixed length, or a conversion failure.
     """
-    check_exportable(run.config["model"])
     if batch_size < 1:
         raise ExportError(f"the TFLite batch size must be positive, got {batch_size}")
     lengths = _fixed_lengths(run.config)
     model = run.model
-    spec = [tf.TensorSpec([batch_size, lengths[name]], tf.int32, name=name) for name in INPUT_NAMES]
+    shapes = input_shapes(model, batch_size, lengths)
+    spec = [tf.TensorSpec(shape, tf.int32, name=name) for name, shape in shapes.items()]
 
-    def serve(premise, hypothesis):
-        outputs = model.explain({"premise": premise, "hypothesis": hypothesis})
+    def serve(*inputs):
+        outputs = model.explain(dict(zip(shapes, inputs)))
         return {"probabilities": tf.cast(outputs["probabilities"], tf.float32)}
 
     archive = keras.export.ExportArchive()
@@ -118,8 +132,10 @@ def export_tflite(run, out_dir, batch_size=1, overwrite=False):
     shutil.copyfile(os.path.join(run.run_dir, VOCAB_FILE), os.path.join(out_dir, VOCAB_FILE))
     metadata = {"model": run.config["model"], "tokenizer": run.tokenizer.get_config(),
                 "labels": list(run.labels), "batch_size": int(batch_size),
+                "max_depth": getattr(run.model, "max_depth", None),
                 "max_premise_length": lengths["premise"], "max_hypothesis_length": lengths["hypothesis"],
-                "inputs": {name: {"dtype": "int32", "shape": [batch_size, lengths[name]]} for name in INPUT_NAMES},
+                "inputs": {name: {"dtype": "int32", "shape": shape}
+                           for name, shape in input_shapes(run.model, batch_size, lengths).items()},
                 "outputs": {"probabilities": {"dtype": "float32", "shape": [batch_size, len(run.labels)]}}}
     with open(os.path.join(out_dir, METADATA_FILE), "w", encoding="utf-8") as f:
         json.dump(metadata, f, indent=2)
@@ -163,18 +179,29 @@ class TFLiteNLI:
         self._runner = self.interpreter.get_signature_runner()
 
     def encode(self, pairs):
-        """Token ids of `[(premise, hypothesis), ...]`, truncated and padded to the model's fixed lengths.
+        """Inputs of `[(premise, hypothesis), ...]`, truncated and padded to the model's fixed lengths.
+
+        For a model that reads parse trees, pairs may carry their parses as in `zoo.load(run).encode`
+        (`(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse)`; blank: complete tree).
 
         Returns:
-            `{"premise": int32 [N, Lp], "hypothesis": int32 [N, Lh]}`.
+            `{"premise": int32 [N, Lp], "hypothesis": int32 [N, Lh]}`, plus `"premise_tree"` and
+            `"hypothesis_tree"` when the model takes them.
         """
         from zoo.data.pipeline import encode_pairs
 
-        ids = encode_pairs(list(pairs), self.vocab, self.tokenizer, max_premise_length=self.lengths["premise"],
-                           max_hypothesis_length=self.lengths["hypothesis"])
-        return {key: np.pad(value, [[0, 0], [0, self.lengths[key] - value.shape[1]]],
-                            constant_values=PAD_ID).astype(np.int32)
-                for key, value in ids.items()}
+        pairs = [tuple(pair) for pair in pairs]
+        ids = encode_pairs([pair[:2] for pair in pairs], self.vocab, self.tokenizer,
+                           max_premise_length=self.lengths["premise"], max_hypothesis_length=self.lengths["hypothesis"])
+        inputs = {key: np.pad(value, [[0, 0], [0, self.lengths[key] - value.shape[1]]],
+                              constant_values=PAD_ID).astype(np.int32)
+                  for key, value in ids.items()}
+        if "premise_tree" in self.metadata["inputs"]:
+            from zoo.data.trees import pair_tree_inputs
+
+            inputs.update(pair_tree_inputs(pairs, self.tokenizer, self.lengths, self.lengths,
+                                           max_depth=self.metadata.get("max_depth")))
+        return inputs
 
     def predict_probabilities(self, pairs):
         """Class probabilities `float32 [N, 3]` of `[(premise, hypothesis), ...]`."""
@@ -186,7 +213,8 @@ class TFLiteNLI:
         for start in range(0, len(pairs), self.batch_size):
             batch = {key: value[start:start + self.batch_size] for key, value in ids.items()}
             rows = len(batch["premise"])
-            batch = {key: np.pad(value, [[0, self.batch_size - rows], [0, 0]], constant_values=PAD_ID)
+            batch = {key: np.pad(value, [[0, self.batch_size - rows]] + [[0, 0]] * (value.ndim - 1),
+                                 constant_values=PAD_ID if value.ndim == 2 else PAD_NODE)
                      for key, value in batch.items()}
             chunks.append(self._runner(**batch)["probabilities"][:rows])
         return np.concatenate(chunks).astype(np.float32)

@@ -57,6 +57,12 @@ class NLIModel(keras.Model):
         outputs["probabilities"] = ops.softmax(outputs["logits"], axis=-1)
         return outputs
 
+    @property
+    def reads_parse_trees(self):
+        """Whether the model uses parse trees given as inputs `premise_tree` / `hypothesis_tree` (int32
+        `[B, 2L - 1, 3]`, see `zoo.data.trees`); exports then also take the binary parse strings."""
+        return False
+
     # Helpers --------------------------------------------------------------------------------------
     def build_with_dummy_batch(self):
         """Creates every weight by running a tiny batch through the model."""

@@ -109,6 +109,10 @@ class HIM(NLIModel):
     def count_params_without_embeddings(self):
         return self.esim.count_params_without_embeddings() + self.tree.count_params_without_embeddings()
 
+    @property
+    def reads_parse_trees(self):
+        return self.trees == "syntactic"
+
     def get_config(self):
         config = super().get_config()
         config.update(hidden_size=self.hidden_size, dropout=self.dropout, trees=self.trees,

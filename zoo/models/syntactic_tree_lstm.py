@@ -143,6 +143,10 @@ class SyntacticTreeLSTM(NLIModel):
                 "attention_reverse": weights_a,                                      # [B, Np, Nh]
                 "premise_mask": a_mask, "hypothesis_mask": b_mask}
 
+    @property
+    def reads_parse_trees(self):
+        return self.trees == "syntactic"
+
     def get_config(self):
         config = super().get_config()
         config.update(hidden_size=self.hidden_size, dropout=self.dropout, trees=self.trees,

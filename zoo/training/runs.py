@@ -187,27 +187,49 @@ class Run:
         """The run's `results.json` content (None before the test evaluation)."""
         return read_json(os.path.join(self.run_dir, RESULTS_FILE))
 
-    def encode(self, pairs):
-        """Token ids of `[(premise, hypothesis), ...]`, truncated like the training data.
+    def encode(self, pairs, pair_ids=None):
+        """Model inputs of `[(premise, hypothesis), ...]`, truncated like the training data.
+
+        A model that reads parse trees (`model.reads_parse_trees`) also gets them: pairs may then be
+        `(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse)`, and a missing or blank
+        parse gets the complete binary tree (as the exported SavedModel does). Other models ignore parses.
+
+        Args:
+            pairs: the pairs.
+            pair_ids: names of the pairs in parse errors (default: their index).
 
         Returns:
-            `{"premise": int32 [N, Lp], "hypothesis": int32 [N, Lh]}`.
+            `{"premise": int32 [N, Lp], "hypothesis": int32 [N, Lh]}`, plus `"premise_tree"` and
+            `"hypothesis_tree"` (`zoo.data.trees.pair_tree_inputs`) for a model that reads parse trees.
+
+        Raises:
+            zoo.data.trees.TreeFormatError: a malformed parse (naming the pair).
         """
         from zoo.data.pipeline import encode_pairs
 
+        pairs = [tuple(pair) for pair in pairs]
         data = self.config["preset"]["data"]
-        return encode_pairs(list(pairs), self.vocab, self.tokenizer,
-                            max_premise_length=data.get("max_premise_length"),
-                            max_hypothesis_length=data.get("max_hypothesis_length"))
+        max_lengths = {"premise": data.get("max_premise_length"), "hypothesis": data.get("max_hypothesis_length")}
+        inputs = encode_pairs([pair[:2] for pair in pairs], self.vocab, self.tokenizer,
+                              max_premise_length=max_lengths["premise"],
+                              max_hypothesis_length=max_lengths["hypothesis"])
+        if getattr(self.model, "reads_parse_trees", False):
+            from zoo.data.trees import pair_tree_inputs
+
+            inputs.update(pair_tree_inputs(
+                pairs, self.tokenizer, {key: inputs[key].shape[1] for key in max_lengths}, max_lengths,
+                max_depth=getattr(self.model, "max_depth", None), pair_ids=pair_ids))
+        return inputs
 
     def predict_probabilities(self, pairs, batch_size=256):
-        """Class probabilities `float32 [N, 3]` of `[(premise, hypothesis), ...]`."""
+        """Class probabilities `float32 [N, 3]` of `[(premise, hypothesis), ...]` (parses as in `encode`)."""
         pairs = list(pairs)
         if not pairs:
             return np.zeros((0, len(self.labels)), "float32")
         chunks = []
         for start in range(0, len(pairs), batch_size):
-            inputs = self.encode(pairs[start:start + batch_size])
+            chunk = pairs[start:start + batch_size]
+            inputs = self.encode(chunk, pair_ids=list(range(start, start + len(chunk))))
             logits = np.asarray(self.model(inputs, training=False), dtype="float32")
             chunks.append(_softmax(logits))
         return np.concatenate(chunks)
