@@ -7,9 +7,11 @@ python predict.py --saved-model models/rocktaschel_wbw --input pairs.jsonl --out
 python predict.py --run-dir runs/rocktaschel_wbw --premise "..." --hypothesis "..." --show-attention \
     --attention-png wbw.png
 ```
-`--input` reads JSON lines with string fields `premise` and `hypothesis`; the output has one line
+`--input` reads JSON lines with string fields `premise` and `hypothesis` (and, optionally,
+`premise_binary_parse` and `hypothesis_binary_parse`: SNLI's binary parses, which the syntactic tree
+models use; without them they use complete binary trees); the output has one line
 `{"label": ..., "probabilities": {"entailment": ..., "neutral": ..., "contradiction": ...}}` per input
-line, as `zoo.load(run_dir).predict`.
+line, as `zoo.load(run_dir).predict`. For one pair, `--premise-parse` / `--hypothesis-parse` give the parses.
 """
 
 import argparse
@@ -32,6 +34,9 @@ def build_parser():
     model.add_argument("--saved-model", help="an exported SavedModel: MODELS/NAME (latest version) or MODELS/NAME/N")
     parser.add_argument("--premise", help="the premise of one pair")
     parser.add_argument("--hypothesis", help="the hypothesis of one pair")
+    parser.add_argument("--premise-parse", default="",
+                        help="the premise's binary parse, e.g. \"( ( Two women ) ( are sleeping ) )\" (tree models)")
+    parser.add_argument("--hypothesis-parse", default="", help="the hypothesis's binary parse (tree models)")
     parser.add_argument("--input", help="a JSON-lines file of {\"premise\": ..., \"hypothesis\": ...}")
     parser.add_argument("--output", help="with --input: write the predictions here (default stdout)")
     parser.add_argument("--batch-size", type=int, default=256, help="pairs per model call (default 256)")
@@ -41,13 +46,19 @@ def build_parser():
     return parser
 
 
+PARSE_FIELDS = ("premise_binary_parse", "hypothesis_binary_parse")
+
+
 def read_pairs(path):
-    """Reads `(premise, hypothesis)` pairs from a JSON-lines file (blank lines are skipped).
+    """Reads `(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse)` tuples from a JSON-lines
+    file (blank lines are skipped; missing parses are "").
 
     Raises:
-        PredictError: a missing file, or a line that is not an object with string premise and hypothesis
-            (the message starts with FILE:LINE).
+        PredictError: a missing file, a line that is not an object with string premise and hypothesis, a
+            parse that is not a string or is malformed (the message starts with FILE:LINE).
     """
+    from zoo.data.trees import TreeFormatError, parse_binary_parse
+
     try:
         with open(path, encoding="utf-8") as f:
             lines = f.readlines()
@@ -63,7 +74,18 @@ def read_pairs(path):
             raise PredictError(f"{path}:{number}: not valid JSON ({error})") from None
         if not isinstance(record, dict) or not all(isinstance(record.get(k), str) for k in ("premise", "hypothesis")):
             raise PredictError(f'{path}:{number}: expected an object with string fields "premise" and "hypothesis"')
-        pairs.append((record["premise"], record["hypothesis"]))
+        parses = []
+        for field in PARSE_FIELDS:
+            parse = record.get(field, "")
+            if not isinstance(parse, str):
+                raise PredictError(f'{path}:{number}: "{field}" must be a string')
+            if parse.strip():
+                try:
+                    parse_binary_parse(parse, sentence=field)
+                except TreeFormatError as error:
+                    raise PredictError(f"{path}:{number}: {error}") from None
+            parses.append(parse)
+        pairs.append((record["premise"], record["hypothesis"], *parses))
     return pairs
 
 
@@ -78,6 +100,9 @@ def check_arguments(args):
         raise PredictError("--premise and --hypothesis go together")
     if args.input and (args.show_attention or args.attention_png):
         raise PredictError("--show-attention and --attention-png explain one pair: use --premise/--hypothesis")
+    if args.input and (args.premise_parse or args.hypothesis_parse):
+        raise PredictError("--premise-parse/--hypothesis-parse go with --premise/--hypothesis; "
+                           "an --input file holds its parses in each line")
     if args.output and not args.input:
         raise PredictError("--output goes with --input")
     if args.batch_size < 1:
@@ -105,7 +130,7 @@ def show_attention(predictor, args):
     """Prints the text heatmap(s) and/or saves the PNG of the single pair."""
     from zoo.export.predictor import alignment_grid, save_attention_png, text_heatmap
 
-    explanation = predictor.explain(args.premise, args.hypothesis)
+    explanation = predictor.explain(args.premise, args.hypothesis, args.premise_parse, args.hypothesis_parse)
     if not explanation.maps:
         raise PredictError("this model has no attention to show")
     if args.show_attention:
@@ -137,9 +162,13 @@ def write_predictions(predictions, path):
 def predict(args):
     """Runs the prediction `args` asks for."""
     check_arguments(args)
-    pairs = read_pairs(args.input) if args.input else [(args.premise, args.hypothesis)]
+    pairs = read_pairs(args.input) if args.input else \
+        [(args.premise, args.hypothesis, args.premise_parse, args.hypothesis_parse)]
     predictor = open_model(args)
-    predictions = predictor.predict(pairs, batch_size=args.batch_size)
+    try:
+        predictions = predictor.predict(pairs, batch_size=args.batch_size)
+    except ValueError as error:  # a parse whose leaves are not the sentence's tokens, or too deep
+        raise PredictError(f"{args.input or 'the pair'}: {error}") from None
     if args.input:
         write_predictions(predictions, args.output)
         return predictions

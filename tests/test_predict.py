@@ -33,7 +33,7 @@ def predict_cli(*args):
 
 
 def test_single_pair(setup):
-    premise, hypothesis = PAIRS[0]
+    premise, hypothesis = PAIRS[0][:2]
     result = predict_cli("--run-dir", setup["run_dir"], "--premise", premise, "--hypothesis", hypothesis)
     assert result.returncode == 0, result.stderr[-2000:]
     expected = zoo.load(setup["run_dir"]).predict([PAIRS[0]])[0]
@@ -46,7 +46,7 @@ def test_single_pair(setup):
 def test_jsonl_in_and_out_with_the_saved_model(setup):
     path = setup["root"] / "pairs.jsonl"
     path.write_text("".join(json.dumps({"premise": p, "hypothesis": h, "id": i}) + "\n"
-                            for i, (p, h) in enumerate(PAIRS)) + "\n", encoding="utf-8")
+                            for i, (p, h, *_) in enumerate(PAIRS)) + "\n", encoding="utf-8")
     out = setup["root"] / "predictions.jsonl"
     result = predict_cli("--saved-model", Path(setup["saved_model"]).parent, "--input", path, "--output", out)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -91,3 +91,56 @@ def test_show_attention_and_png(setup):
     rows = [line for line in out.splitlines() if " |" in line]
     assert [r.split(" |")[0].strip() for r in rows[:5]] == ["A", "person", "plays", "music", "."]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# A syntactic tree model: parses in the JSON lines and on the command line ---------------------------
+TREE_MODEL = "syntactic_tree_lstm"
+
+
+@pytest.fixture(scope="module")
+def tree_setup(tmp_path_factory):
+    """A tiny untrained syntactic tree-LSTM run and its SavedModel."""
+    root = tmp_path_factory.mktemp("predict_tree")
+    run_dir = make_run(root / "run", TREE_MODEL)
+    saved_model = export_saved_model(zoo.load(run_dir), str(root / "models" / TREE_MODEL))
+    return {"root": root, "run_dir": run_dir, "saved_model": saved_model}
+
+
+def test_parses_in_jsonl_reach_the_tree_model(tree_setup):
+    fields = ("premise", "hypothesis", "premise_binary_parse", "hypothesis_binary_parse")
+    path = tree_setup["root"] / "pairs.jsonl"
+    path.write_text("".join(json.dumps(dict(zip(fields, pair))) + "\n" for pair in PAIRS), encoding="utf-8")
+    expected = zoo.load(tree_setup["run_dir"]).predict(PAIRS)
+    without_parses = zoo.load(tree_setup["run_dir"]).predict([pair[:2] for pair in PAIRS])
+    assert any(e["probabilities"] != w["probabilities"] for e, w in zip(expected, without_parses))
+    for model in (["--run-dir", tree_setup["run_dir"]], ["--saved-model", tree_setup["saved_model"]]):
+        result = predict_cli(*model, "--input", path)
+        assert result.returncode == 0, result.stderr[-2000:]
+        got = [json.loads(line) for line in result.stdout.splitlines()]
+        for g, e in zip(got, expected):
+            assert g["probabilities"] == pytest.approx(e["probabilities"], abs=1e-5)
+
+
+@pytest.mark.parametrize("model_flag", ["--run-dir", "--saved-model"])
+def test_bad_parses_are_reported(tree_setup, model_flag):
+    model = tree_setup["run_dir"] if model_flag == "--run-dir" else tree_setup["saved_model"]
+    path = tree_setup["root"] / f"bad{model_flag}.jsonl"
+    path.write_text(json.dumps({"premise": "A man.", "hypothesis": "A man."}) + "\n"
+                    + json.dumps({"premise": "A man.", "hypothesis": "A man.", "premise_binary_parse": "( ( A man ) ."})
+                    + "\n", encoding="utf-8")
+    result = predict_cli(model_flag, model, "--input", path)
+    assert result.returncode == 2 and f"{path}:2: " in result.stderr and "unbalanced brackets" in result.stderr
+    # well formed, but its leaves are not the tokens: named by the model (pair index / request row)
+    result = predict_cli(model_flag, model, "--premise", "A man sleeps.", "--hypothesis", "A man.",
+                         "--premise-parse", "( ( A woman ) sleeps )")
+    assert result.returncode == 2 and "do not match" in result.stderr, result.stderr[-2000:]
+    assert result.stderr.strip().splitlines()[-1].startswith("predict.py: error: ") and "Traceback" not in result.stderr
+
+
+def test_tree_attention_over_nodes(tree_setup):
+    premise, hypothesis, premise_parse, hypothesis_parse = PAIRS[0]
+    result = predict_cli("--saved-model", tree_setup["saved_model"], "--premise", premise, "--hypothesis", hypothesis,
+                         "--premise-parse", premise_parse, "--hypothesis-parse", hypothesis_parse, "--show-attention")
+    assert result.returncode == 0, result.stderr[-2000:]
+    columns = result.stdout.split("\ncolumns: ")[1].splitlines()[0].split("  ")
+    assert columns[:3] == ["0=A", "1=•", "2=man"] and len(columns) == 2 * 9 - 1   # 9 tokens, 17 nodes

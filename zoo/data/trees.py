@@ -210,6 +210,22 @@ def tree_height(arrays):
     return int(arrays[:, LEVEL].max()) if len(arrays) else -1
 
 
+def element_labels(tokens, count):
+    """Labels of the `count` elements a model attends over, from the sentence's `tokens`.
+
+    `count == 2n - 1`: the in-order tree nodes (token t at node 2t; the phrase joining tokens t and
+    t + 1, node 2t + 1, is "•"); `count == 2n`: Paria et al.'s S_e = (s_1, v_1, ..., s_n, v_n) ("s:" the
+    word layer, "v:" the bi-LSTM); otherwise the tokens themselves (cut, or padded with "?").
+    """
+    tokens = list(tokens)
+    n = len(tokens)
+    if n and count == 2 * n - 1:
+        return [label for t, token in enumerate(tokens) for label in ([] if t == 0 else ["•"]) + [token]]
+    if n and count == 2 * n:
+        return [label for token in tokens for label in (f"s:{token}", f"v:{token}")]
+    return tokens[:count] + ["?"] * (count - min(n, count))
+
+
 def pad_trees(arrays, length=None):
     """Stacks tree arrays into `int32 [B, 2L - 1, 3]`, padded with -1 (L = `length` or the longest)."""
     if length is None:
@@ -410,9 +426,9 @@ def make_tree_dataset(examples, vocab, tokenizer, batch_size, trees="syntactic",
 PARSE_OK, PARSE_BLANK, PARSE_UNBALANCED, PARSE_EMPTY_BRACKETS, PARSE_TEXT_AFTER_ROOT, PARSE_MISMATCH, \
     PARSE_TOO_DEEP = range(7)
 PARSE_STATUS_MESSAGES = (
-    "ok", "no binary parse (complete binary tree used)", "unbalanced brackets", "empty brackets '( )'",
-    "text after the root bracket", "the parse's leaves do not match the sentence's tokens",
-    "the parse is deeper than the model's max_depth")
+    "ok", "no binary parse (complete binary tree used)", "unbalanced brackets", "empty brackets ( )",
+    "text after the root bracket", "the leaves of the parse do not match the tokens of the sentence",
+    "the parse is deeper than max_depth of the model")  # no quotes: TF escapes them in error messages
 
 
 def tf_parse_trees(parses, tokens, length, lowercase=True, max_length=None, max_depth=None):

@@ -28,26 +28,37 @@ class Explanation:
         label: the predicted label.
         probabilities: `{label: float}`.
         maps: `{"attention": float [rows, cols], "attention_reverse": ...}` for the maps the model has,
-            cropped to the real tokens (plus the NULL column where the model has one).
+            cropped to the real tokens or tree nodes (plus the NULL column where the model has one).
         null_column: whether column 0 of `attention` is Wang & Jiang's NULL premise position.
+        labels: `{"premise": [...], "hypothesis": [...]}`: what the maps' columns and rows are (the tokens,
+            or tree nodes labelled by `zoo.data.trees.element_labels`); default the tokens.
     """
 
-    def __init__(self, premise_tokens, hypothesis_tokens, label, probabilities, maps, null_column):
+    def __init__(self, premise_tokens, hypothesis_tokens, label, probabilities, maps, null_column, labels=None):
         self.premise_tokens = list(premise_tokens)
         self.hypothesis_tokens = list(hypothesis_tokens)
         self.label = label
         self.probabilities = dict(probabilities)
         self.maps = maps
         self.null_column = null_column
+        self.labels = labels or {"premise": self.premise_tokens, "hypothesis": self.hypothesis_tokens}
 
 
 def _crop_maps(outputs, premise_tokens, hypothesis_tokens):
-    """The attention maps of one pair (`[rows, cols]` arrays with padding) cropped to the real tokens.
+    """The attention maps of one pair (`[rows, cols]` arrays with padding) cropped to the real tokens, or
+    to the real elements (tree nodes, Paria's S_e) where the outputs hold their masks `premise_mask`.
 
     Returns:
-        `(maps, null_column)`.
+        `(maps, null_column, labels)`: labels `{"premise": [...], "hypothesis": [...]}` of the columns
+        and rows of `attention` (the tokens, or `zoo.data.trees.element_labels` over elements).
     """
+    from zoo.data.trees import element_labels
+
     lp, lh = len(premise_tokens), len(hypothesis_tokens)
+    labels = {"premise": list(premise_tokens), "hypothesis": list(hypothesis_tokens)}
+    if "premise_mask" in outputs and "hypothesis_mask" in outputs:
+        lp, lh = int(np.sum(outputs["premise_mask"])), int(np.sum(outputs["hypothesis_mask"]))
+        labels = {"premise": element_labels(premise_tokens, lp), "hypothesis": element_labels(hypothesis_tokens, lh)}
     maps, null_column = {}, False
     if "attention" in outputs:
         weights = np.asarray(outputs["attention"], "float32")
@@ -57,7 +68,16 @@ def _crop_maps(outputs, premise_tokens, hypothesis_tokens):
         maps["attention"] = weights[:rows, :lp + int(null_column)]
     if "attention_reverse" in outputs:
         maps["attention_reverse"] = np.asarray(outputs["attention_reverse"], "float32")[:lp, :lh]
-    return maps, null_column
+    return maps, null_column, labels
+
+
+def _split(pairs):
+    """Columns of `(premise, hypothesis[, premise_binary_parse, hypothesis_binary_parse])` pairs (blank
+    parses where a pair has none)."""
+    pairs = [tuple(pair) for pair in pairs]
+    return {"premise": [p[0] for p in pairs], "hypothesis": [p[1] for p in pairs],
+            "premise_binary_parse": [p[2] if len(p) > 2 and p[2] else "" for p in pairs],
+            "hypothesis_binary_parse": [p[3] if len(p) > 3 and p[3] else "" for p in pairs]}
 
 
 class RunPredictor:
@@ -77,19 +97,19 @@ class RunPredictor:
         """`zoo.load(run_dir).predict(pairs)`."""
         return self.run.predict(pairs, batch_size=batch_size)
 
-    def explain(self, premise, hypothesis):
-        """The `Explanation` of one pair."""
+    def explain(self, premise, hypothesis, premise_binary_parse="", hypothesis_binary_parse=""):
+        """The `Explanation` of one pair (the parses matter to models that read parse trees)."""
         run = self.run
-        ids = run.encode([(premise, hypothesis)])
+        ids = run.encode([(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse)])
         outputs = {k: np.asarray(v)[0] for k, v in run.model.explain(ids).items()}
         data = run.config["preset"]["data"]
         premise_tokens = run.tokenizer.tokenize(premise)[:data.get("max_premise_length")]
         hypothesis_tokens = run.tokenizer.tokenize(hypothesis)[:data.get("max_hypothesis_length")]
         outputs["padded_premise_length"] = ids["premise"].shape[1]
-        maps, null_column = _crop_maps(outputs, premise_tokens, hypothesis_tokens)
+        maps, null_column, labels = _crop_maps(outputs, premise_tokens, hypothesis_tokens)
         probabilities = np.asarray(outputs["probabilities"], "float32")
         return Explanation(premise_tokens, hypothesis_tokens, self.labels[int(np.argmax(probabilities))],
-                           dict(zip(self.labels, map(float, probabilities))), maps, null_column)
+                           dict(zip(self.labels, map(float, probabilities))), maps, null_column, labels)
 
 
 def resolve_saved_model(path):
@@ -126,31 +146,47 @@ class SavedModelPredictor:
         self.labels = tuple(read_metadata(self.path)["labels"])
 
     def _call(self, signature, pairs):
+        """Runs a signature on pairs (with their parses where it takes them).
+
+        Raises:
+            ValueError: inputs the signature rejects (a malformed parse), with its message.
+        """
         import tensorflow as tf
 
+        from zoo.export.serving import signature_error
+
         fn = self.loaded.signatures[signature]
-        return {k: v.numpy() for k, v in fn(premise=tf.constant([p for p, _ in pairs], tf.string),
-                                             hypothesis=tf.constant([h for _, h in pairs], tf.string)).items()}
+        columns = _split(pairs)
+        inputs = {name: tf.constant(columns[name], tf.string, shape=[len(pairs)])
+                  for name in fn.structured_input_signature[1]}
+        try:
+            return {k: v.numpy() for k, v in fn(**inputs).items()}
+        except tf.errors.InvalidArgumentError as error:
+            raise ValueError(signature_error(error)) from None
 
     def predict(self, pairs, batch_size=256):
         """Like `zoo.load(run_dir).predict(pairs)`."""
         pairs, results = list(pairs), []
         for start in range(0, len(pairs), batch_size):
-            outputs = self._call("serving_default", pairs[start:start + batch_size])
+            try:
+                outputs = self._call("serving_default", pairs[start:start + batch_size])
+            except ValueError as error:  # rows are numbered within the batch
+                raise ValueError(f"in the batch of pairs from index {start}: {error}") from None
             for label, p in zip(outputs["label"], outputs["probabilities"]):
                 results.append({"label": label.decode("utf-8"),
                                 "probabilities": {name: float(v) for name, v in zip(self.labels, p)}})
         return results
 
-    def explain(self, premise, hypothesis):
+    def explain(self, premise, hypothesis, premise_binary_parse="", hypothesis_binary_parse=""):
         """The `Explanation` of one pair (from the `explain` signature)."""
-        outputs = {k: v[0] for k, v in self._call("explain", [(premise, hypothesis)]).items()}
+        pair = (premise, hypothesis, premise_binary_parse, hypothesis_binary_parse)
+        outputs = {k: v[0] for k, v in self._call("explain", [pair]).items()}
         premise_tokens = [t.decode("utf-8") for t in outputs["premise_tokens"] if t]
         hypothesis_tokens = [t.decode("utf-8") for t in outputs["hypothesis_tokens"] if t]
         outputs["padded_premise_length"] = len(outputs["premise_tokens"])
-        maps, null_column = _crop_maps(outputs, premise_tokens, hypothesis_tokens)
+        maps, null_column, labels = _crop_maps(outputs, premise_tokens, hypothesis_tokens)
         return Explanation(premise_tokens, hypothesis_tokens, outputs["label"].decode("utf-8"),
-                           dict(zip(self.labels, map(float, outputs["probabilities"]))), maps, null_column)
+                           dict(zip(self.labels, map(float, outputs["probabilities"]))), maps, null_column, labels)
 
 
 def open_predictor(run_dir=None, saved_model=None):
@@ -175,10 +211,11 @@ def alignment_grid(explanation, name="attention"):
         KeyError: the model has no such map.
     """
     weights = explanation.maps[name]
+    premise, hypothesis = explanation.labels["premise"], explanation.labels["hypothesis"]
     if name == "attention_reverse":
-        return weights, explanation.hypothesis_tokens, explanation.premise_tokens
-    columns = (["[NULL]"] if explanation.null_column else []) + explanation.premise_tokens
-    rows = ["(final)"] if weights.shape[0] == 1 else explanation.hypothesis_tokens
+        return weights, hypothesis, premise
+    columns = (["[NULL]"] if explanation.null_column else []) + premise
+    rows = ["(final)"] if weights.shape[0] == 1 else hypothesis
     return weights, columns, rows
 
 

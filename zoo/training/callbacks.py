@@ -14,6 +14,7 @@ import numpy as np
 import keras
 import tensorflow as tf
 
+from zoo.data.trees import element_labels
 from zoo.training.runs import read_json, write_json
 
 
@@ -325,7 +326,8 @@ class AttentionImages(keras.callbacks.Callback):
 
         A map over tree nodes (the outputs hold node masks `premise_mask`) uses the in-order layout of
         `zoo.data.trees` (word t at node 2t, the phrase joining words t and t + 1 at node 2t + 1, Chen et
-        al. Figure 3 c): words are labelled with their tokens, phrase nodes with "•".
+        al. Figure 3 c): words are labelled with their tokens, phrase nodes with "•"
+        (`zoo.data.trees.element_labels`).
         """
         from zoo.data import LABELS
 
@@ -337,11 +339,12 @@ class AttentionImages(keras.callbacks.Callback):
             for i, (premise, hypothesis) in enumerate(zip(self.premise_tokens, self.hypothesis_tokens)):
                 lp = int(np.count_nonzero(self.inputs["premise"][i]))
                 lh = int(np.count_nonzero(self.inputs["hypothesis"][i]))
-                hypothesis_labels = _fit_tokens(hypothesis, lh)
+                premise, hypothesis = _fit_tokens(premise, lp), _fit_tokens(hypothesis, lh)
+                hypothesis_labels = hypothesis
                 weights = attention[i]
-                if over_nodes:
-                    premise, hypothesis = _node_labels(premise, lp), _node_labels(hypothesis, lh)
-                    lp, lh = len(premise), len(hypothesis)
+                if over_nodes:  # tree nodes or Paria's S_e elements: as many as the masks' real entries
+                    lp, lh = int(outputs["premise_mask"][i].sum()), int(outputs["hypothesis_mask"][i].sum())
+                    premise, hypothesis = element_labels(premise, lp), element_labels(hypothesis, lh)
                 premise_labels = _fit_tokens(premise, lp)
                 if getattr(self.model, "attention_null_column", False):
                     # Wang & Jiang's NULL premise position is column 0 of the map.
@@ -366,14 +369,6 @@ class AttentionImages(keras.callbacks.Callback):
                                             f"mean gate value per word; {title}")
                     tf.summary.image(f"gates/pair_{i}", figure_to_image(figure), step=step)
         self.writer.flush()
-
-
-def _node_labels(tokens, length):
-    """Labels of the 2n - 1 in-order tree nodes over the first `length` tokens: token, "•", token, ..."""
-    labels = []
-    for t, token in enumerate(_fit_tokens(tokens, length)):
-        labels += ([] if t == 0 else ["•"]) + [token]
-    return labels
 
 
 def _fit_tokens(tokens, length):
