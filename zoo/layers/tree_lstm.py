@@ -109,8 +109,11 @@ class _TreeLevelCell(keras.layers.Layer):
                                                 initializer="orthogonal")
         self.built = True
 
-    def bind_levels(self, internal_x, children, leaf_h, leaf_c, internal_level):
-        self._bound = (internal_x, children, leaf_h, leaf_c, internal_level)
+    def bind_levels(self, internal_x, children, leaf_hc, internal_level):
+        """Sets W x + b of the internal nodes (o, f, i, u), each `[B, L - 1, H]`; the rows of their left
+        then right children in `concatenate([leaves, internal nodes])` `[B, 2(L - 1), 1]`; the leaves'
+        `[h; c]` `[B, L, 2H]`; the internal nodes' levels `[B, L - 1, 1]`."""
+        self._bound = (internal_x, children, leaf_hc, internal_level)
 
     def release_levels(self):
         self._bound = None
@@ -119,15 +122,15 @@ class _TreeLevelCell(keras.layers.Layer):
         bound = getattr(self, "_bound", None)
         if bound is None:
             raise RuntimeError("_TreeLevelCell: bind_levels() must be called before the cell runs")
-        (x_o, x_f, x_i, x_u), (left_row, right_row), leaf_h, leaf_c, internal_level = bound
+        (x_o, x_f, x_i, x_u), children, leaf_hc, internal_level = bound
         internal_h, internal_c = states
         hidden = self.hidden_size
-        all_h = ops.concatenate([leaf_h, internal_h], axis=1)                    # [B, 2L - 1, H] (reordered)
-        all_c = ops.concatenate([leaf_c, internal_c], axis=1)
-        h_left = ops.take_along_axis(all_h, left_row, axis=1)                    # h^L [B, L - 1, H]
-        h_right = ops.take_along_axis(all_h, right_row, axis=1)                  # h^R
-        c_left = ops.take_along_axis(all_c, left_row, axis=1)
-        c_right = ops.take_along_axis(all_c, right_row, axis=1)
+        internal = ops.shape(internal_h)[1]
+        # One gather of (h, c) for both children: rows [left children; right children] [B, 2(L - 1), 2H].
+        all_hc = ops.concatenate([leaf_hc, ops.concatenate([internal_h, internal_c], axis=-1)], axis=1)
+        child_hc = ops.take_along_axis(all_hc, children, axis=1)
+        h_left, c_left = child_hc[:, :internal, :hidden], child_hc[:, :internal, hidden:]    # h^L, c^L
+        h_right, c_right = child_hc[:, internal:, :hidden], child_hc[:, internal:, hidden:]  # h^R, c^R
         z = ops.einsum("bnk,kg->bng", ops.concatenate([h_left, h_right], axis=-1),
                        ops.cast(self.recurrent_kernel, h_left.dtype))
         o = ops.sigmoid(x_o + z[..., :hidden])                                   # (5)
@@ -220,6 +223,7 @@ class BinaryTreeLSTM(keras.layers.Layer):
             p = ops.maximum(internal_tree[..., slot], 0)
             row = ops.where(ops.equal(ops.mod(p, 2), 0), p // 2, num_leaves + p // 2)
             children.append(ops.expand_dims(row, -1))                            # [B, L - 1, 1]
+        children = ops.concatenate(children, axis=1)                             # [B, 2(L - 1), 1]
         gates = tuple(internal_x[..., j * hidden:(j + 1) * hidden] for j in range(4))   # o, f, i, u
         internal_h = ops.zeros_like(gates[0])                                    # [B, L - 1, H]
         internal_c = ops.zeros_like(gates[0])
@@ -227,7 +231,7 @@ class BinaryTreeLSTM(keras.layers.Layer):
             # Step k of the loop computes level k = 1 .. levels.
             steps = ops.arange(1, levels + 1, dtype=internal_h.dtype)            # [levels]
             steps = ops.broadcast_to(ops.reshape(steps, (1, levels, 1)), (ops.shape(internal_h)[0], levels, 1))
-            self.level_cell.bind_levels(gates, children, leaf_h, leaf_c, internal_level)
+            self.level_cell.bind_levels(gates, children, ops.concatenate([leaf_h, leaf_c], axis=-1), internal_level)
             try:
                 _, internal_h, internal_c = self.levels(steps, initial_state=[internal_h, internal_c])
             finally:
