@@ -17,13 +17,16 @@ ROOT = Path(__file__).resolve().parent.parent
 MODEL = "rocktaschel_wbw_two_way"  # attention both ways
 
 
+def run_and_saved_model(root, model):
+    """A tiny untrained run of `model` under `root` and its SavedModel."""
+    run_dir = make_run(root / "run", model)
+    saved_model = export_saved_model(zoo.load(run_dir), str(root / "models" / model))
+    return {"root": root, "run_dir": run_dir, "saved_model": saved_model}
+
+
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    """A tiny untrained run and its SavedModel."""
-    root = tmp_path_factory.mktemp("predict")
-    run_dir = make_run(root / "run", MODEL)
-    saved_model = export_saved_model(zoo.load(run_dir), str(root / "models" / MODEL))
-    return {"root": root, "run_dir": run_dir, "saved_model": saved_model}
+    return run_and_saved_model(tmp_path_factory.mktemp("predict"), MODEL)
 
 
 def predict_cli(*args):
@@ -99,11 +102,7 @@ TREE_MODEL = "syntactic_tree_lstm"
 
 @pytest.fixture(scope="module")
 def tree_setup(tmp_path_factory):
-    """A tiny untrained syntactic tree-LSTM run and its SavedModel."""
-    root = tmp_path_factory.mktemp("predict_tree")
-    run_dir = make_run(root / "run", TREE_MODEL)
-    saved_model = export_saved_model(zoo.load(run_dir), str(root / "models" / TREE_MODEL))
-    return {"root": root, "run_dir": run_dir, "saved_model": saved_model}
+    return run_and_saved_model(tmp_path_factory.mktemp("predict_tree"), TREE_MODEL)
 
 
 def test_parses_in_jsonl_reach_the_tree_model(tree_setup):
