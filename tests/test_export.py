@@ -272,6 +272,14 @@ def test_the_parse_changes_the_answer_and_a_blank_one_means_the_complete_tree(ex
     assert np.abs(got[0] - got[1]).max() > 1e-6                                 # the parse is read
 
 
+def test_documented_tree_request_is_answered(syntactic_model):
+    """The request with parses shown in docs/serving.md matches the syntactic models' signature."""
+    block = next(b for b in re.findall(r"```json\n(.*?)```", doc_text(), re.S) if "premise_binary_parse" in b)
+    request = json.loads(block)
+    prediction = rest_predict(syntactic_model, request)["predictions"][0]
+    assert set(prediction) == set(SERVING_OUTPUTS) and abs(sum(prediction["probabilities"]) - 1) < 1e-5
+
+
 @pytest.mark.parametrize("parse, reason", [("( ( A man ) is", "unbalanced brackets"),
                                            ("( ( A woman ) ( sings . ) )", "do not match the tokens"),
                                            ("( ( ) A )", "empty brackets")])
