@@ -82,7 +82,7 @@ def convert(run, batch_size=1):
         `(flatbuffer bytes, lengths)` with `lengths = {"premise": Lp, "hypothesis": Lh}`.
 
     Raises:
-        ExportError: unsupported model, no fixed length, or a conversion failure.
+        ExportError: a bad batch size, no fixed length, or a conversion failure.
     """
     if batch_size < 1:
         raise ExportError(f"the TFLite batch size must be positive, got {batch_size}")
@@ -122,7 +122,7 @@ def export_tflite(run, out_dir, batch_size=1, overwrite=False):
         the path of `model.tflite`.
 
     Raises:
-        ExportError: existing output, unsupported model or conversion failure.
+        ExportError: existing output, no fixed length or conversion failure.
     """
     path = os.path.join(out_dir, MODEL_FILE)
     if os.path.exists(path) and not overwrite:
