@@ -1,10 +1,11 @@
-"""Recurrent cells whose every step attends over a fixed premise memory.
+"""Recurrent cells that read tensors fixed for the whole loop: premise memories, tree structure.
 
-Keras 3's `RNN` layer has no `constants` argument, so the premise tensors that every step reads are
-handed to the cell with `cell.bind_memory(...)` just before the `RNN` layer runs it, and released with
-`cell.release_memory()` afterwards. Everything that does not depend on the previous step (the
-projection of the premise, the projection of each step's input) is computed by the caller, once,
-outside the loop; a cell step holds only the work that needs the previous state.
+Keras 3's `RNN` layer has no `constants` argument, so the tensors that every step reads are handed to
+the cell with `cell.bind(...)` (`bind_memory(...)` for the premise memory of the attention cells) just
+before the `RNN` layer runs it, and released with `cell.release()` afterwards (`BoundCell`, also the
+base of the tree-LSTM's level cell in `tree_lstm.py`). Everything that does not depend on the
+previous step (the projection of the premise, the projection of each step's input) is computed by the
+caller, once, outside the loop; a cell step holds only the work that needs the previous state.
 """
 
 import keras
@@ -13,21 +14,36 @@ from keras import ops
 from zoo.layers.attention import AttentionScore, additive_attention
 
 
-class _MemoryCell(keras.layers.Layer):
+class BoundCell(keras.layers.Layer):
+    """A recurrent cell with tensors bound for one run of its loop (`bind`, `bound`, `release`)."""
+
+    def bind(self, *tensors):
+        """Sets the tensors every step reads (computed once, outside the loop)."""
+        self._bound = tensors
+
+    def release(self):
+        self._bound = None
+
+    def bound(self):
+        """The bound tensors; a `RuntimeError` when the cell runs without them."""
+        tensors = getattr(self, "_bound", None)
+        if tensors is None:
+            raise RuntimeError(f"{type(self).__name__}: bind() must be called before the cell runs")
+        return tensors
+
+
+class _MemoryCell(BoundCell):
     """Holds the premise memory a recurrent attention cell reads at every step."""
 
     def bind_memory(self, memory, memory_projection, memory_mask):
         """Sets the premise outputs Y `[B, L, d]`, their projection `W^y Y` `[B, L, k]` and mask `[B, L]`."""
-        self._memory = (memory, memory_projection, memory_mask)
+        self.bind(memory, memory_projection, memory_mask)
 
     def release_memory(self):
-        self._memory = None
+        self.release()
 
     def _read_memory(self):
-        memory = getattr(self, "_memory", None)
-        if memory is None:
-            raise RuntimeError(f"{type(self).__name__}: bind_memory() must be called before the cell runs")
-        return memory
+        return self.bound()
 
 
 class WordByWordAttentionCell(_MemoryCell):

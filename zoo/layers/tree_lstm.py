@@ -20,6 +20,7 @@ import keras
 from keras import ops
 
 from zoo.constants import LEFT, LEVEL, RIGHT
+from zoo.layers.cells import BoundCell
 
 
 def interleave(leaves, internal):
@@ -88,12 +89,14 @@ def root_state(nodes, tree):
     return ops.take_along_axis(nodes, ops.reshape(ops.cast(root, "int32"), (-1, 1, 1)), axis=1)[:, 0, :]
 
 
-class _TreeLevelCell(keras.layers.Layer):
+class _TreeLevelCell(BoundCell):
     """One level of `BinaryTreeLSTM` as an `RNN` step: the children's terms U h and Eq. 4-10.
 
-    Everything that does not depend on the previous level (W x_t + b of every internal node, the rows
-    of each node's children, the leaves' h and c, the nodes' levels) is bound with `bind_levels(...)`
-    before the `RNN` runs and read at every step. The step input is the level k `[B, 1]`; the states
+    Everything that does not depend on the previous level is bound with `bind(internal_x, children,
+    leaf_hc, internal_level)` before the `RNN` runs and read at every step: W x + b of the internal
+    nodes (o, f, i, u), each `[B, L - 1, H]`; the rows of their left then right children in
+    `concatenate([leaves, internal nodes])` `[B, 2(L - 1), 1]`; the leaves' `[h; c]` `[B, L, 2H]`; the
+    internal nodes' levels `[B, L - 1, 1]`. The step input is the level k `[B, 1]`; the states
     are the internal nodes' (h, c), each `[B, L - 1, H]` (passed as `initial_state`; `state_size` gives
     only their last axis). The step output is k, unused.
     """
@@ -109,20 +112,8 @@ class _TreeLevelCell(keras.layers.Layer):
                                                 initializer="orthogonal")
         self.built = True
 
-    def bind_levels(self, internal_x, children, leaf_hc, internal_level):
-        """Sets W x + b of the internal nodes (o, f, i, u), each `[B, L - 1, H]`; the rows of their left
-        then right children in `concatenate([leaves, internal nodes])` `[B, 2(L - 1), 1]`; the leaves'
-        `[h; c]` `[B, L, 2H]`; the internal nodes' levels `[B, L - 1, 1]`."""
-        self._bound = (internal_x, children, leaf_hc, internal_level)
-
-    def release_levels(self):
-        self._bound = None
-
     def call(self, level, states, training=False):
-        bound = getattr(self, "_bound", None)
-        if bound is None:
-            raise RuntimeError("_TreeLevelCell: bind_levels() must be called before the cell runs")
-        (x_o, x_f, x_i, x_u), children, leaf_hc, internal_level = bound
+        (x_o, x_f, x_i, x_u), children, leaf_hc, internal_level = self.bound()
         internal_h, internal_c = states
         hidden = self.hidden_size
         internal = ops.shape(internal_h)[1]
@@ -231,11 +222,11 @@ class BinaryTreeLSTM(keras.layers.Layer):
             # Step k of the loop computes level k = 1 .. levels.
             steps = ops.arange(1, levels + 1, dtype=internal_h.dtype)            # [levels]
             steps = ops.broadcast_to(ops.reshape(steps, (1, levels, 1)), (ops.shape(internal_h)[0], levels, 1))
-            self.level_cell.bind_levels(gates, children, ops.concatenate([leaf_h, leaf_c], axis=-1), internal_level)
+            self.level_cell.bind(gates, children, ops.concatenate([leaf_h, leaf_c], axis=-1), internal_level)
             try:
                 _, internal_h, internal_c = self.levels(steps, initial_state=[internal_h, internal_c])
             finally:
-                self.level_cell.release_levels()
+                self.level_cell.release()
         h = interleave(leaf_h, internal_h)                                       # [B, N, H]
         if return_cells:
             return h, interleave(leaf_c, internal_c)
