@@ -111,7 +111,7 @@ class HIM(NLIModel):
 
     @property
     def reads_parse_trees(self):
-        return self.trees == "syntactic"
+        return self.tree.reads_parse_trees
 
     def get_config(self):
         config = super().get_config()
