@@ -200,24 +200,13 @@ def build_archive(run):
         outputs.update(_serving_outputs(model.explain(inputs), labels))
         return outputs
 
-    if model.reads_parse_trees:
-        @tf.function(input_signature=spec)
-        def explain(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse):
-            return explain_outputs({"premise": premise, "hypothesis": hypothesis,
-                                    "premise_binary_parse": premise_binary_parse,
-                                    "hypothesis_binary_parse": hypothesis_binary_parse})
+    @tf.function(input_signature=spec)
+    def explain(*texts):  # the signature's inputs are named by `spec`
+        return explain_outputs(dict(zip(names, texts)))
 
-        def serve(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse):
-            outputs = explain(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse)
-            return {name: outputs[name] for name in SERVING_OUTPUTS}
-    else:
-        @tf.function(input_signature=spec)
-        def explain(premise, hypothesis):
-            return explain_outputs({"premise": premise, "hypothesis": hypothesis})
-
-        def serve(premise, hypothesis):
-            outputs = explain(premise, hypothesis)  # one trace of the model serves both signatures
-            return {name: outputs[name] for name in SERVING_OUTPUTS}
+    def serve(*texts):
+        outputs = explain(*texts)  # one trace of the model serves both signatures
+        return {name: outputs[name] for name in SERVING_OUTPUTS}
 
     archive = keras.export.ExportArchive()
     archive.track(model)
