@@ -132,7 +132,7 @@ def export_tflite(run, out_dir, batch_size=1, overwrite=False):
     shutil.copyfile(os.path.join(run.run_dir, VOCAB_FILE), os.path.join(out_dir, VOCAB_FILE))
     metadata = {"model": run.config["model"], "tokenizer": run.tokenizer.get_config(),
                 "labels": list(run.labels), "batch_size": int(batch_size),
-                "max_depth": getattr(run.model, "max_depth", None),
+                "max_depth": run.model.max_depth if run.model.reads_parse_trees else None,
                 "max_premise_length": lengths["premise"], "max_hypothesis_length": lengths["hypothesis"],
                 "inputs": {name: {"dtype": "int32", "shape": shape}
                            for name, shape in input_shapes(run.model, batch_size, lengths).items()},

@@ -213,12 +213,12 @@ class Run:
         inputs = encode_pairs([pair[:2] for pair in pairs], self.vocab, self.tokenizer,
                               max_premise_length=max_lengths["premise"],
                               max_hypothesis_length=max_lengths["hypothesis"])
-        if getattr(self.model, "reads_parse_trees", False):
+        if self.model.reads_parse_trees:
             from zoo.data.trees import pair_tree_inputs
 
             inputs.update(pair_tree_inputs(
                 pairs, self.tokenizer, {key: inputs[key].shape[1] for key in max_lengths}, max_lengths,
-                max_depth=getattr(self.model, "max_depth", None), pair_ids=pair_ids))
+                max_depth=self.model.max_depth, pair_ids=pair_ids))
         return inputs
 
     def predict_probabilities(self, pairs, batch_size=256):
