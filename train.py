@@ -223,7 +223,7 @@ def make_optimizer(train):
     clip = {"global_clipnorm": train["global_clipnorm"]} if train.get("global_clipnorm") else {}
     if name == "adam":
         return keras.optimizers.Adam(learning_rate=train["learning_rate"], beta_1=train["beta_1"],
-                                     beta_2=train["beta_2"], **clip)
+                                     beta_2=train["beta_2"], epsilon=train.get("epsilon", 1e-7), **clip)
     try:
         return keras.optimizers.get({"class_name": name, "config": {"learning_rate": train["learning_rate"], **clip}})
     except ValueError as error:

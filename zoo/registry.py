@@ -20,6 +20,7 @@ DEFAULT_TRAIN = {
     "learning_rate": 1e-3,
     "beta_1": 0.9,
     "beta_2": 0.999,
+    "epsilon": 1e-8,    # Adam's epsilon in Theano/Lasagne, Torch and TF 1, which the papers used (Keras: 1e-7)
     "batch_size": 32,
     "global_clipnorm": None,
     "epochs": 20,
@@ -149,4 +150,5 @@ def create_model(name, vocabulary_size, embedding_dim=300, tunable_words=None, n
 
 def tunable_words_for(oov_strategy):
     """Which word vectors train under each paper's OOV strategy."""
-    return {"rocktaschel": "oov", "chen": "all", "wang_jiang": "none"}[oov_strategy]
+    return {"rocktaschel": "oov", "chen": "all", "wang_jiang": "none", "paria": "none",
+            "bowman": "all"}[oov_strategy]
