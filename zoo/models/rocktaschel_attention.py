@@ -8,12 +8,13 @@ from zoo.models.rocktaschel_conditional import ROCKTASCHEL_DATA, ROCKTASCHEL_TRA
 from zoo.registry import register_model
 
 
-@register_model("rocktaschel_attention", model={"hidden_size": 100, "dropout": 0.1, "two_way": False},
+@register_model("rocktaschel_attention",
+                model={"hidden_size": 100, "dropout": 0.1, "two_way": False, "classifier_activation": "tanh"},
                 train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
                 paper="Rocktäschel et al. 2016, Table 1 'Attention' (k=100)", paper_params=242_000,
                 attention=("attention",))
 @register_model("rocktaschel_attention_two_way",
-                model={"hidden_size": 100, "dropout": 0.1, "two_way": True},
+                model={"hidden_size": 100, "dropout": 0.1, "two_way": True, "classifier_activation": "tanh"},
                 train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
                 paper="Rocktäschel et al. 2016, Table 1 'Attention, two-way' (k=100)", paper_params=242_000,
                 attention=("attention", "attention_reverse"))
@@ -26,20 +27,23 @@ class RocktaschelAttention(RocktaschelConditional):
         h* = tanh(W^p r + W^x h_N)                 (10)
 
     With `two_way`, the same weights also attend over the hypothesis conditioned on the premise
-    (the sentences swapped) and the two h* are concatenated for classification (§2.5).
+    (the sentences swapped) and the two h* are concatenated for classification (§2.5). The classifier
+    is conditional encoding's (§2.2.1): logits = tanh(W^c h* + b^c).
 
     Args:
         hidden_size: k.
         dropout: rate on the projected word vectors and on h*.
         two_way: attend both ways (§2.5).
+        classifier_activation: `"tanh"` (§2.2.1, the presets) or `"linear"`; see `RocktaschelConditional`.
         **kwargs: `NLIModel` arguments.
 
     `explain()` returns `attention` `[B, 1, Lp]` (one row: attention from h_N) and, with `two_way`,
     `attention_reverse` `[B, 1, Lh]`.
     """
 
-    def __init__(self, hidden_size=100, dropout=0.1, two_way=False, **kwargs):
-        super().__init__(hidden_size=hidden_size, shared=False, dropout=dropout, **kwargs)
+    def __init__(self, hidden_size=100, dropout=0.1, two_way=False, classifier_activation="tanh", **kwargs):
+        super().__init__(hidden_size=hidden_size, shared=False, dropout=dropout,
+                         classifier_activation=classifier_activation, **kwargs)
         self.two_way = two_way
         dense = lambda name: keras.layers.Dense(hidden_size, use_bias=False, name=name)  # noqa: E731
         self.memory_projection = dense("W_y")
@@ -69,7 +73,7 @@ class RocktaschelAttention(RocktaschelConditional):
                 hypothesis, premise, hypothesis_mask, premise_mask, training)
             h_star = ops.concatenate([h_star, h_star_reverse], axis=-1)              # [B, 2k]
             outputs["attention_reverse"] = attention_reverse                         # [B, rows, Lh]
-        outputs["logits"] = self.classifier(self.output_dropout(h_star, training=training))
+        outputs["logits"] = self.classifier(self.output_dropout(h_star, training=training))  # §2.2.1
         return outputs
 
     def get_config(self):

@@ -1,7 +1,8 @@
 """Rocktäschel et al. (2016) §2.2.1: conditional encoding.
 
 An LSTM reads the premise; a second LSTM reads a delimiter and the hypothesis, its memory starting from
-the premise LSTM's last cell state; a softmax layer classifies its last output h_N.
+the premise LSTM's last cell state; a softmax over a tanh projection of its last output h_N into the three
+classes classifies the pair.
 """
 
 import keras
@@ -18,17 +19,23 @@ ROCKTASCHEL_TRAIN = {"optimizer": "adam", "learning_rate": 1e-3, "beta_1": 0.9, 
                      "batch_size": 32}
 # §2.2.1: word2vec vectors fixed; words without one uniform(-0.05, 0.05) and trained.
 ROCKTASCHEL_DATA = {"oov": "rocktaschel", "lowercase": False}
+# §2.2.1: "a softmax layer over the output of a non-linear projection of the last output vector into the
+# target space of the three classes": logits = tanh(W h + b). The paper names no non-linearity; tanh is
+# the one of every other layer it defines (Eq. 7, 10, 11, 13, 14). "linear" gives the plain softmax layer.
+CLASSIFIER_ACTIVATIONS = ("tanh", "linear")
 
 
-@register_model("rocktaschel_conditional", model={"hidden_size": 116, "shared": False, "dropout": 0.1},
+@register_model("rocktaschel_conditional", model={"hidden_size": 116, "shared": False, "dropout": 0.1,
+                                                    "classifier_activation": "tanh"},
                 train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
                 paper="Rocktäschel et al. 2016, Table 1 'Conditional encoding' (k=116)", paper_params=252_000)
-@register_model("rocktaschel_conditional_shared", model={"hidden_size": 159, "shared": True, "dropout": 0.1},
+@register_model("rocktaschel_conditional_shared", model={"hidden_size": 159, "shared": True, "dropout": 0.1,
+                                                           "classifier_activation": "tanh"},
                 train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
                 paper="Rocktäschel et al. 2016, Table 1 'Conditional encoding, shared' (k=159)",
                 paper_params=252_000)
 @register_model("rocktaschel_conditional_shared_100",
-                model={"hidden_size": 100, "shared": True, "dropout": 0.1},
+                model={"hidden_size": 100, "shared": True, "dropout": 0.1, "classifier_activation": "tanh"},
                 train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
                 paper="Rocktäschel et al. 2016, Table 1 'Conditional encoding, shared' (k=100)",
                 paper_params=111_000)
@@ -36,13 +43,25 @@ class RocktaschelConditional(NLIModel):
     """Conditional encoding (Rocktäschel et al. 2016, §2.2.1).
 
     Word vectors are projected linearly to k (the LSTM size); dropout is applied to the network's
-    inputs and outputs only (footnote 3).
+    inputs and outputs only (footnote 3). The classifier is "a softmax layer over the output of a
+    non-linear projection of the last output vector into the target space of the three classes":
+
+        logits = tanh(W^c h_N + b^c)   (3 values),   p(y | premise, hypothesis) = softmax(logits)
+
+    (h* instead of h_N in the attention models, Eq. 10 and 14). The logits are returned; the softmax is
+    the loss's (`from_logits=True`) and `explain()`'s. Their range [-1, 1] bounds the largest
+    probability at e / (e + 2/e) ≈ 0.79, as the paper's layer does.
 
     Args:
         hidden_size: k.
         shared: one LSTM for premise and hypothesis.
-        dropout: rate on the projected word vectors and on the vector fed to the softmax layer.
+        dropout: rate on the projected word vectors and on the vector fed to the classifier.
+        classifier_activation: the non-linearity of the projection into the three classes: `"tanh"`
+            (the presets; see `CLASSIFIER_ACTIVATIONS`) or `"linear"` (a plain softmax layer).
         **kwargs: `NLIModel` arguments (vocabulary_size, embedding_dim, tunable_words, ...).
+
+    Raises:
+        ValueError: an unknown `classifier_activation`.
 
     Example:
     ```python
@@ -55,16 +74,21 @@ class RocktaschelConditional(NLIModel):
         Attention. ICLR 2016.
     """
 
-    def __init__(self, hidden_size=116, shared=False, dropout=0.1, **kwargs):
+    def __init__(self, hidden_size=116, shared=False, dropout=0.1, classifier_activation="tanh", **kwargs):
         super().__init__(**kwargs)
+        if classifier_activation not in CLASSIFIER_ACTIVATIONS:
+            raise ValueError(f"classifier_activation must be one of {CLASSIFIER_ACTIVATIONS}, "
+                             f"got {classifier_activation!r}")
         self.hidden_size = hidden_size
         self.shared = shared
         self.dropout = dropout
+        self.classifier_activation = classifier_activation
         self.projection = keras.layers.Dense(hidden_size, name="word_projection")
         self.input_dropout = keras.layers.Dropout(dropout)
         self.encoder = ConditionalEncoder(hidden_size, shared=shared, name="conditional_encoder")
         self.output_dropout = keras.layers.Dropout(dropout)
-        self.classifier = keras.layers.Dense(self.num_classes, dtype="float32", name="classifier")
+        self.classifier = keras.layers.Dense(self.num_classes, activation=classifier_activation,
+                                             dtype="float32", name="classifier")  # §2.2.1
 
     def read(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
         """Projects both sentences to k and runs the conditional encoder (see `ConditionalEncoder`)."""
@@ -83,5 +107,6 @@ class RocktaschelConditional(NLIModel):
 
     def get_config(self):
         config = super().get_config()
-        config.update(hidden_size=self.hidden_size, shared=self.shared, dropout=self.dropout)
+        config.update(hidden_size=self.hidden_size, shared=self.shared, dropout=self.dropout,
+                      classifier_activation=self.classifier_activation)
         return config

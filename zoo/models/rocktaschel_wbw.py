@@ -9,11 +9,13 @@ from zoo.models.rocktaschel_conditional import ROCKTASCHEL_DATA, ROCKTASCHEL_TRA
 from zoo.registry import register_model
 
 
-@register_model("rocktaschel_wbw", model={"hidden_size": 100, "dropout": 0.1, "two_way": False},
+@register_model("rocktaschel_wbw",
+                model={"hidden_size": 100, "dropout": 0.1, "two_way": False, "classifier_activation": "tanh"},
                 train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
                 paper="Rocktäschel et al. 2016, Table 1 'Word-by-word attention' (k=100)",
                 paper_params=252_000, attention=("attention",))
-@register_model("rocktaschel_wbw_two_way", model={"hidden_size": 100, "dropout": 0.1, "two_way": True},
+@register_model("rocktaschel_wbw_two_way",
+                model={"hidden_size": 100, "dropout": 0.1, "two_way": True, "classifier_activation": "tanh"},
                 train=ROCKTASCHEL_TRAIN, data=ROCKTASCHEL_DATA,
                 paper="Rocktäschel et al. 2016, Table 1 'Word-by-word attention, two-way' (k=100)",
                 paper_params=252_000, attention=("attention", "attention_reverse"))
@@ -38,6 +40,7 @@ class RocktaschelWordByWord(RocktaschelAttention):
         hidden_size: k.
         dropout: rate on the projected word vectors and on h*.
         two_way: attend both ways with the same weights and concatenate the two h* (§2.5).
+        classifier_activation: `"tanh"` (§2.2.1, the presets) or `"linear"`; see `RocktaschelConditional`.
         **kwargs: `NLIModel` arguments.
 
     `explain()` returns `attention` `[B, Lh, Lp]` (row t: α_t) and, with `two_way`,
