@@ -111,18 +111,21 @@ class Paria(NLIModel):
     elements" describe; `attention="normalized"` is the published ratio with a guarded denominator
     (`normalized_attention`).
 
-    Sizes (Table I): word vectors, the word layer and the encodings are 300-d; S_e interleaves word
-    layer outputs and bi-LSTM outputs, so both must have one size: the bi-LSTM has hidden_size / 2 units
-    per direction (300 concatenated). The btree-LSTM is the binary tree-LSTM of §II.B.1 (Eq. 3-10 of
-    Chen et al., the same block); its internal nodes have no input (zeros, biases only). The paper gives
-    no operator or aggregator size: `operator_size` (both operator layers and the aggregation LSTM) is
-    100, which puts the btree model at Table II's 2M; the bi-LSTM model then has 1.5M, not 6M (the
-    paper's 6M cannot be met with Table I's 300-d sizes and one operator size for both). Batch
-    normalisation (§IV, γ initialised to 0.001, Table I) normalises A before the softmax layer (the
-    paper does not say where).
+    Sizes (Table I): 300-d word vectors; the bi-LSTM's and the btree-LSTM's hidden state is 300. The
+    bi-LSTM has 300 units per direction, so v_t = [→h_t; ←h_t] is 600-d; S_e interleaves word-layer
+    outputs s_t and v_t in one sequence, so the word layer has the size of the encodings: 2 × 300 with
+    the bi-LSTM, 300 with the btree-LSTM (the paper does not state it). The btree-LSTM is the binary
+    tree-LSTM of §II.B.1 (Eq. 3-10 of Chen et al., the same block) over the complete binary tree of
+    adjacent words paired recursively, an unpaired node carried up ("2n-1 encodings", §III); its
+    internal nodes have no input (zeros, biases only). The paper gives no operator or aggregator size:
+    `operator_size` (both operator layers and the aggregation LSTM) is 100, which puts the btree model
+    near Table II's 2M (2.2M); the bi-LSTM model then has 3.9M, not Table II's 6M (3x the btree
+    model): no one operator size meets both. Batch normalisation (§IV, γ initialised to 0.001, Table I)
+    normalises A before the softmax layer (the paper does not say where).
 
     Args:
-        hidden_size: size of the word layer and of the encodings (300).
+        hidden_size: the bi-LSTM's units per direction or the btree-LSTM's size (Table I: 300); the word
+            layer and the elements of S_e have 2 × hidden_size (bi-LSTM) or hidden_size (btree) units.
         encoder: `"bilstm"` or `"btree"`.
         num_operators: k (11).
         operator_size: units of each operator layer and of the aggregation LSTM (100).
@@ -144,18 +147,18 @@ class Paria(NLIModel):
             raise ValueError(f"encoder must be one of {ENCODERS}, got {encoder!r}")
         if attention not in ATTENTIONS:
             raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
-        if encoder == "bilstm" and hidden_size % 2:
-            raise ValueError(f"the bi-LSTM encoder needs an even hidden_size, got {hidden_size}")
         self.hidden_size = hidden_size
         self.encoder = encoder
         self.num_operators = num_operators
         self.operator_size = operator_size
         self.attention = attention
         self.max_depth = max_depth
-        self.word_layer = keras.layers.Dense(hidden_size, activation="sigmoid", name="word_layer")
+        # The size of s_t and of the encodings v_t, one for both since S_e interleaves them (Eq. 2).
+        self.element_size = 2 * hidden_size if encoder == "bilstm" else hidden_size
+        self.word_layer = keras.layers.Dense(self.element_size, activation="sigmoid", name="word_layer")
         if encoder == "bilstm":
             self.sentence_encoder = keras.layers.Bidirectional(
-                keras.layers.LSTM(hidden_size // 2, return_sequences=True), name="bilstm")
+                keras.layers.LSTM(hidden_size, return_sequences=True), name="bilstm")  # 2 x 300, Table I
         else:
             self.sentence_encoder = BinaryTreeLSTM(hidden_size, max_depth=max_depth, name="btree_lstm")
         self.operators = GatedOperators(num_operators, operator_size, name="operators")
@@ -165,29 +168,29 @@ class Paria(NLIModel):
         self.classifier = keras.layers.Dense(self.num_classes, dtype="float32", name="classifier")
 
     def encode(self, words, mask, training=False):
-        """S_e `[B, M, H]` and its mask `[B, M]` (Eq. 2)."""
-        s = self.word_layer(words)                                                   # [B, L, H]
+        """S_e `[B, M, D]` and its mask `[B, M]` (Eq. 2); D = `element_size`."""
+        s = self.word_layer(words)                                                   # σ(W^T w) [B, L, D]
         if self.encoder == "bilstm":
-            v = self.sentence_encoder(s, mask=mask, training=training)               # [B, L, H]
+            v = self.sentence_encoder(s, mask=mask, training=training)               # [B, L, D = 2H]
             elements = ops.reshape(ops.stack([s, v], axis=2),
-                                   (ops.shape(s)[0], -1, self.hidden_size))          # (s_1, v_1, ...) [B, 2L, H]
+                                   (ops.shape(s)[0], -1, self.element_size))         # (s_1, v_1, ...) [B, 2L, D]
             element_mask = ops.reshape(ops.stack([mask, mask], axis=2), (ops.shape(mask)[0], -1))
             return elements, element_mask
         tree = complete_tree(mask, self.max_depth)                                   # [B, 2L - 1, 3]
         levels = min(num_levels(mask.shape[1], self.max_depth), self.max_depth)
         nodes = interleave(s, ops.zeros_like(s[:, 1:]))                              # no input at internal nodes
-        return self.sentence_encoder(nodes, tree, levels=levels), node_mask(tree)   # [B, 2L - 1, H]
+        return self.sentence_encoder(nodes, tree, levels=levels), node_mask(tree)   # [B, 2L - 1, D = H]
 
     def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
-        p_e, p_mask = self.encode(premise, premise_mask, training)                   # [B, Mp, H]
-        h_e, h_mask = self.encode(hypothesis, hypothesis_mask, training)             # [B, Mh, H]
+        p_e, p_mask = self.encode(premise, premise_mask, training)                   # [B, Mp, D]
+        h_e, h_mask = self.encode(hypothesis, hypothesis_mask, training)             # [B, Mh, D]
         scores = ops.einsum("bqd,bpd->bqp", h_e, p_e)                               # H_e^q · P_e^p [B, Mh, Mp]
         pair_mask = ops.logical_and(h_mask[:, :, None], p_mask[:, None, :])
         if self.attention == "softmax":
             weights = masked_softmax(scores, pair_mask)                              # (3), softmax form
         else:
             weights = normalized_attention(scores, pair_mask)                        # (3), as published
-        t = ops.einsum("bqp,bpd->bqd", ops.cast(weights, p_e.dtype), p_e)           # t_p [B, Mh, H]
+        t = ops.einsum("bqp,bpd->bqd", ops.cast(weights, p_e.dtype), p_e)           # t_p [B, Mh, D]
         o, gates = self.operators(ops.concatenate([t, h_e], axis=-1))               # (4) [B, Mh, s]
         a = self.aggregator(o, mask=h_mask, training=training)                       # (5) A [B, s]
         logits = self.classifier(self.batch_norm(a, training=training))              # (5)
