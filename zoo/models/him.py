@@ -25,9 +25,29 @@ class HIM(NLIModel):
 
     The logits are log p (so softmax(logits) = p and the usual from-logits loss applies). Each member
     has its own word vectors, as when trained alone. The paper trains the two models separately and
-    averages them; `HIM.from_members(esim, tree)` builds the ensemble from two trained models. Fitting a
-    `HIM` directly trains both members at once, each on its own loss (`compute_loss` sums them; a loss
-    on the averaged probabilities would let the better member starve the other of gradient).
+    averages them (`train.py --model him --members ESIM_RUN TREE_RUN`; `HIM.from_members(esim, tree)`
+    builds the ensemble from two trained models).
+
+    Fitting a `HIM` directly (`train.py --model him` without `--members`) trains both members at once,
+    which is *not* the same as training each alone:
+
+    - Loss: `compute_loss` returns the sum of each member's own cross-entropy (a loss on the averaged
+      probabilities would let the better member starve the other of gradient). The members share no
+      weight, so each member's gradient is exactly the one it would get alone on the same batch. The
+      reported training loss is that sum (about twice a single model's); the metrics (accuracy) are
+      the ensemble's.
+    - Optimiser: one optimiser updates both. Adam's moments are per weight, so they stay separate,
+      but the preset's gradient clipping (`global_clipnorm`, 10 for ESIM) takes the norm of *both*
+      members' gradients together: whenever the joint norm exceeds it, both members' gradients are
+      scaled by the same factor, so a large gradient of one member shortens the other's step. Alone,
+      each would be clipped against its own norm only. (Clipping per member would need a per-group
+      optimiser or train step; the zoo's models do not change how the optimiser applies gradients.)
+    - Selection: every callback that reads the dev accuracy (the best checkpoint, early stopping, a
+      learning-rate schedule on dev plateaus) reads the *ensemble's*, so both members stop at the same
+      epoch and the kept weights are those of the ensemble's best epoch, not each member's best.
+    - Data: both members see the same batches in the same order; their dropout masks differ.
+
+    For the paper's procedure train the members separately and combine them with `--members`.
 
     Args:
         hidden_size: H of both members (300).
@@ -92,8 +112,9 @@ class HIM(NLIModel):
         return outputs["logits"]
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """While training, the sum of each member's own loss: the members learn as if trained alone (as in
-        the paper), while predictions and metrics use the averaged probabilities."""
+        """While training, the sum of each member's own loss (each member's gradient is the one it would
+        get alone; the optimiser's clipping and the dev-accuracy callbacks still couple them: see the
+        class docstring), while predictions and metrics use the averaged probabilities."""
         members = getattr(self, "_member_logits", None)
         self._member_logits = None
         if not training or members is None:
