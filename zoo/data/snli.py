@@ -8,27 +8,18 @@ splits["train"][0]["premise"], report["dropped_no_gold_label"]
 ```
 """
 
-import csv
-import io
-import json
 import os
-import socket
-import zipfile
 
-from zoo.data import LABELS
+from zoo.data.readers import (NO_GOLD_LABEL, SNLI_FIELDS, DataFiles, DataFormatError,  # noqa: F401 (public here)
+                              DataUnavailableError, Layout, read_split_files, read_tfds)
+from zoo.data.readers import host_reachable as _host_reachable
 
 SAMPLE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sample")
 SPLIT_FILES = {"train": "train", "validation": "dev", "test": "test"}  # our split name -> file infix
+FILE_STEMS = {split: f"snli_1.0_{infix}" for split, infix in SPLIT_FILES.items()}  # split -> file name less .jsonl/.txt
 DOWNLOAD_HOST = ("nlp.stanford.edu", 443)
-_REQUIRED = ("gold_label", "sentence1", "sentence2")
-
-
-class DataUnavailableError(RuntimeError):
-    """The requested data set cannot be had here (not prepared and no network, or no such path)."""
-
-
-class DataFormatError(ValueError):
-    """A data file is malformed; the message starts with "FILE:LINE:"."""
+# SNLI's records: the three sentences fields are required, the pair id and the binary parses read when present.
+LAYOUT = Layout(SNLI_FIELDS, optional=("pair_id", "premise_binary_parse", "hypothesis_binary_parse"))
 
 
 def load_snli(source, data_dir=None, keep_raw=False):
@@ -71,128 +62,21 @@ def _offline_message(detail):
             "or --dataset snli_sample (1,289 real SNLI rows shipped with the zoo).")
 
 
-def _host_reachable(address=DOWNLOAD_HOST, timeout=3.0):
-    """Returns whether a TCP connection to `address` opens within `timeout` seconds."""
-    try:
-        socket.create_connection(address, timeout=timeout).close()
-        return True
-    except OSError:
-        return False
-
-
 def _load_tfds(data_dir=None):
-    import tensorflow_datasets as tfds
-
-    builder = tfds.builder("snli", data_dir=data_dir)
-    if not builder.is_prepared():
-        if not _host_reachable():
-            raise DataUnavailableError(_offline_message(
-                f"not prepared in {builder.data_dir} and {DOWNLOAD_HOST[0]} cannot be reached"))
-        builder.download_and_prepare()
-    splits, report = {}, _new_report("tfds:snli")
-    for split in SPLIT_FILES:
-        examples, dropped = [], 0
-        for i, ex in enumerate(tfds.as_numpy(builder.as_dataset(split=split))):
-            label = int(ex["label"])
-            if label < 0:
-                dropped += 1
-                continue
-            examples.append(_example(ex["premise"].decode("utf-8"), ex["hypothesis"].decode("utf-8"), label,
-                                     f"{split}-{i}", "", ""))
-        splits[split] = examples
-        report["rows"][split] = len(examples)
-        report["dropped_no_gold_label"][split] = dropped
-    return splits, report
+    splits, skipped = read_tfds("snli", list(SPLIT_FILES), data_dir, DOWNLOAD_HOST, _offline_message,
+                                reachable=_host_reachable)  # looked up at call time: tests replace it
+    return splits, _report("tfds:snli", splits, skipped)
 
 
-def _new_report(source):
-    return {"rows": {}, "dropped_no_gold_label": {}, "source": source}
-
-
-def _example(premise, hypothesis, label, pair_id, premise_parse, hypothesis_parse):
-    return {"premise": premise, "hypothesis": hypothesis, "label": label, "pair_id": pair_id,
-            "premise_binary_parse": premise_parse, "hypothesis_binary_parse": hypothesis_parse}
+def _report(source, splits, skipped):
+    return {"rows": {split: len(examples) for split, examples in splits.items()},
+            "dropped_no_gold_label": {split: skipped[split][NO_GOLD_LABEL] for split in splits}, "source": source}
 
 
 def _load_path(path, keep_raw):
-    """Reads the three splits from an snli_1.0 folder or zip (jsonl preferred over txt)."""
-    if zipfile.is_zipfile(path):
-        archive = zipfile.ZipFile(path)
-        members = {os.path.basename(n): n for n in archive.namelist()
-                   if not n.startswith("__MACOSX") and not n.endswith("/")}
-        opener = lambda name: io.TextIOWrapper(archive.open(members[name]), encoding="utf-8")  # noqa: E731
-        available = set(members)
-    else:
-        if os.path.isdir(os.path.join(path, "snli_1.0")):
-            path = os.path.join(path, "snli_1.0")
-        archive = None
-        opener = lambda name: open(os.path.join(path, name), encoding="utf-8")  # noqa: E731
-        available = set(os.listdir(path))
-    splits, report = {}, _new_report(os.fspath(path))
-    try:
-        for split, infix in SPLIT_FILES.items():
-            stem = f"snli_1.0_{infix}"
-            if stem + ".jsonl" in available:
-                name, reader = stem + ".jsonl", _jsonl_records
-            elif stem + ".txt" in available:
-                name, reader = stem + ".txt", _txt_records
-            else:
-                raise DataUnavailableError(f"{path}: neither {stem}.jsonl nor {stem}.txt found")
-            with opener(name) as f:
-                splits[split], dropped = _examples(reader(f, name), name, keep_raw)
-            report["rows"][split] = len(splits[split])
-            report["dropped_no_gold_label"][split] = dropped
-    finally:
-        if archive is not None:
-            archive.close()
-    return splits, report
-
-
-def _jsonl_records(f, name):
-    """Yields (line number, record dict) of a jsonl file."""
-    for lineno, line in enumerate(f, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DataFormatError(f"{name}:{lineno}: invalid JSON ({e})") from None
-        if not isinstance(record, dict):
-            raise DataFormatError(f"{name}:{lineno}: expected a JSON object, got {type(record).__name__}")
-        yield lineno, record
-
-
-def _txt_records(f, name):
-    """Yields (line number, record dict) of a tab-separated file with a header line."""
-    reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-    header = next(reader, None)
-    if header is None:
-        raise DataFormatError(f"{name}:1: empty file, expected a header line")
-    for fields in reader:
-        lineno = reader.line_num
-        if not fields:
-            continue
-        if len(fields) > len(header):
-            raise DataFormatError(f"{name}:{lineno}: {len(fields)} tab-separated fields, header has {len(header)}")
-        yield lineno, dict(zip(header, fields))
-
-
-def _examples(records, name, keep_raw):
-    """Turns records into examples; returns (examples, number dropped for gold label '-')."""
-    examples, dropped = [], 0
-    for lineno, record in records:
-        for field in _REQUIRED:
-            if not isinstance(record.get(field), str):
-                raise DataFormatError(f"{name}:{lineno}: missing or non-string field {field!r}")
-        gold = record["gold_label"]
-        if gold == "-":
-            dropped += 1
-            continue
-        if gold not in LABELS:
-            raise DataFormatError(f"{name}:{lineno}: unknown gold_label {gold!r}")
-        ex = _example(record["sentence1"], record["sentence2"], LABELS.index(gold), record.get("pairID") or "",
-                      record.get("sentence1_binary_parse") or "", record.get("sentence2_binary_parse") or "")
-        if keep_raw:
-            ex["raw"] = record
-        examples.append(ex)
-    return examples, dropped
+    """Reads the three splits from an snli_1.0 folder (or its parent) or zip (jsonl preferred over txt)."""
+    if os.path.isdir(os.path.join(path, "snli_1.0")):
+        path = os.path.join(path, "snli_1.0")
+    with DataFiles(path) as files:
+        splits, skipped, _ = read_split_files(files, FILE_STEMS, LAYOUT, keep_raw)
+    return splits, _report(os.fspath(path), splits, skipped)

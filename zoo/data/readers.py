@@ -1,0 +1,449 @@
+"""Pieces shared by the corpus loaders (`zoo.data.snli`, `zoo.data.corpora`); users call those, not this module.
+
+- `DataUnavailableError`, `DataFormatError`: the loaders' two errors (also importable from `zoo.data.snli`).
+- `DataFiles`: the files of a folder or a zip archive, by base name, read line by line as UTF-8.
+- `jsonl_records`, `delimited_records`: `(line number, record dict)` of JSON lines, TSV or CSV text.
+- `Layout`: which field of a record is the premise, the hypothesis, the label, ...; and which label names
+  mean which of `LABELS`. `read_examples` turns records into examples with it, counting the unlabeled ones.
+- `read_tfds`: the splits of a tensorflow-datasets NLI data set, failing at once when it is not prepared and
+  its download host cannot be reached.
+"""
+
+import contextlib
+import csv
+import json
+import os
+import socket
+import zipfile
+
+from zoo.data import LABELS
+
+# The fields of an example (`zoo.data.snli.load_snli`'s format, plus `genre` where a corpus has one).
+TARGETS = ("premise", "hypothesis", "label", "pair_id", "genre", "premise_binary_parse", "hypothesis_binary_parse")
+REQUIRED = ("premise", "hypothesis", "label")
+# SNLI's field names, which MultiNLI and Breaking NLI reuse (target -> field of the record).
+SNLI_FIELDS = {"premise": "sentence1", "hypothesis": "sentence2", "label": "gold_label", "pair_id": "pairID",
+               "premise_binary_parse": "sentence1_binary_parse", "hypothesis_binary_parse": "sentence2_binary_parse"}
+NO_GOLD_LABEL = "no_gold_label"  # skip reason: label "-" (no annotator majority), empty, null or -1
+UNLABELED = ("-", "", "-1")  # label keys meaning "no gold label" (-1: tensorflow-datasets, Hugging Face)
+DATA_EXTENSIONS = (".jsonl", ".json", ".tsv", ".txt", ".csv")
+
+
+class DataUnavailableError(RuntimeError):
+    """The requested data set cannot be had here (not prepared and no network, or no such path)."""
+
+
+class DataFormatError(ValueError):
+    """A data file is malformed; the message starts with "FILE:LINE:"."""
+
+
+def host_reachable(address, timeout=3.0):
+    """Returns whether a TCP connection to `address` (host, port) opens within `timeout` seconds."""
+    try:
+        socket.create_connection(address, timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+# Files ---------------------------------------------------------------------------------------------
+class DataFiles:
+    """The files of a folder, or the members of a zip archive, by base name.
+
+    In an archive, folder entries, macOS metadata (`__MACOSX/`, `._*`) and the folders inside are ignored,
+    so `multinli_1.0.zip` lists `multinli_1.0_train.jsonl`, ... Use as a context manager (closes the zip).
+
+    Args:
+        path: a folder or a zip archive.
+
+    Raises:
+        DataUnavailableError: an archive holds two data members with the same base name.
+    """
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self._zip = None
+        self._members = {}
+        if os.path.isfile(self.path) and zipfile.is_zipfile(self.path):
+            self._zip = zipfile.ZipFile(self.path)
+            for member in self._zip.namelist():
+                base = member.rsplit("/", 1)[-1]
+                if not base or member.startswith("__MACOSX/") or base.startswith("._"):
+                    continue
+                if base in self._members:
+                    self.close()
+                    raise DataUnavailableError(
+                        f"{self.path}: two members named {base!r} ({self._members[base]}, {member})")
+                self._members[base] = member
+        else:
+            self._members = {n: n for n in os.listdir(self.path) if os.path.isfile(os.path.join(self.path, n))}
+
+    @property
+    def names(self):
+        """The base names of the files, sorted."""
+        return sorted(self._members)
+
+    def display(self, name):
+        """The file's name in messages: its path (`ARCHIVE.zip/MEMBER` inside an archive)."""
+        if self._zip is not None:
+            return f"{self.path}/{self._members[name]}"
+        return os.path.join(self.path, name)
+
+    @contextlib.contextmanager
+    def lines(self, name):
+        """Yields an iterator over the lines of file `name`, decoded as UTF-8 (see `decoded_lines`)."""
+        if self._zip is not None:
+            binary = self._zip.open(self._members[name])
+        else:
+            binary = open(os.path.join(self.path, name), "rb")
+        with binary:
+            yield decoded_lines(binary, self.display(name))
+
+    def close(self):
+        if self._zip is not None:
+            self._zip.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def decoded_lines(binary, name):
+    """Yields the lines of a binary file as text (a leading byte-order mark dropped).
+
+    Raises:
+        DataFormatError: a line is not UTF-8 (`FILE:LINE:`).
+    """
+    for lineno, raw in enumerate(binary, 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise DataFormatError(f"{name}:{lineno}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        yield line[1:] if lineno == 1 and line.startswith("\ufeff") else line
+
+
+# Records -------------------------------------------------------------------------------------------
+def jsonl_records(lines, name):
+    """Yields (line number, record dict) of JSON lines text; blank lines are skipped.
+
+    Raises:
+        DataFormatError: invalid JSON, or a value that is not an object (`FILE:LINE:`).
+    """
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            hint = ""
+            if lineno == 1 and line.lstrip().startswith("["):
+                hint = "; a JSON array? expected JSON lines, one object per line"
+            raise DataFormatError(f"{name}:{lineno}: invalid JSON ({e}){hint}") from None
+        if not isinstance(record, dict):
+            raise DataFormatError(f"{name}:{lineno}: expected a JSON object, got {type(record).__name__}")
+        yield lineno, record
+
+
+def delimited_records(lines, name, delimiter="\t", quoting=csv.QUOTE_NONE):
+    """Yields (line number, record dict) of delimited text whose first line is the header; blank lines skipped.
+
+    The default reads tab-separated files as distributed with SNLI, MultiNLI and SICK: no quoting (their
+    sentences hold unbalanced quotes). CSV: `delimiter=","`, `quoting=csv.QUOTE_MINIMAL`. A row shorter than
+    the header lacks the trailing fields (a missing field is reported when it is needed).
+
+    Raises:
+        DataFormatError: an empty file, a header naming a field twice, a row longer than the header or
+            broken quoting (`FILE:LINE:`).
+    """
+    reader = csv.reader(lines, delimiter=delimiter, quoting=quoting)
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise DataFormatError(f"{name}:1: empty file, expected a header line")
+        for column in header:
+            if header.count(column) > 1:
+                raise DataFormatError(f"{name}:1: the header names field {column!r} twice")
+        kind = "tab-separated" if delimiter == "\t" else f"{delimiter!r}-separated"
+        for fields in reader:
+            lineno = reader.line_num
+            if not fields or fields == [""]:
+                continue
+            if len(fields) > len(header):
+                raise DataFormatError(f"{name}:{lineno}: {len(fields)} {kind} fields, header has {len(header)}")
+            yield lineno, dict(zip(header, fields))
+    except csv.Error as e:
+        raise DataFormatError(f"{name}:{reader.line_num}: {e}") from None
+
+
+def file_records(lines, name):
+    """Records of a file by its extension: .jsonl/.json JSON lines, .tsv/.txt tab-separated, .csv CSV.
+
+    Raises:
+        DataFormatError: another extension.
+    """
+    extension = os.path.splitext(name)[1].lower()
+    if extension in (".jsonl", ".json"):
+        return jsonl_records(lines, name)
+    if extension in (".tsv", ".txt"):
+        return delimited_records(lines, name)
+    if extension == ".csv":
+        return delimited_records(lines, name, delimiter=",", quoting=csv.QUOTE_MINIMAL)
+    raise DataFormatError(f"{name}: unknown file type {extension or '(no extension)'!r}; expected one of "
+                          + ", ".join(DATA_EXTENSIONS))
+
+
+# Layout: records -> examples -----------------------------------------------------------------------
+def label_key(value):
+    """A record's label as a lookup key: stripped and case-folded text, or the digits of an integer; None when
+    it is neither (a bool, a float, a list, ...)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return value.strip().casefold()
+    return None
+
+
+def label_id(value):
+    """The id into `LABELS` of a label name (any case) or of 0, 1, 2 (int or text); None if it is neither."""
+    key = label_key(value)
+    names = [name.casefold() for name in LABELS]
+    if key in names:
+        return names.index(key)
+    if key is not None and key.isdigit() and int(key) < len(LABELS):
+        return int(key)
+    return None
+
+
+class Layout:
+    """How the records of a corpus become examples.
+
+    Args:
+        fields: target -> field of the record, for the targets of `TARGETS` (`None`: not read). The
+            required targets are `REQUIRED`.
+        labels: extra label names: {label in the data: a name of `LABELS` or its id 0, 1, 2}. The names of
+            `LABELS` are always known; labels are matched after stripping and case-folding.
+        optional: targets whose field may be absent from a record (they get "", or a `FILE:LINE` pair id).
+
+    Raises:
+        ValueError: an unknown target, a required target without a field, or a label mapped to neither a
+            name of `LABELS` nor 0, 1, 2.
+    """
+
+    def __init__(self, fields, labels=None, optional=()):
+        check_fields(fields)
+        for target in REQUIRED:
+            if not fields.get(target):
+                raise ValueError(f"fields: {target!r} needs a field name (fields: {', '.join(TARGETS)})")
+        self.fields = {t: c for t, c in fields.items() if c}
+        self.optional = frozenset(optional)
+        self.labels = {name.casefold(): i for i, name in enumerate(LABELS)}
+        self.extra_labels = {}
+        for name, target in (labels or {}).items():
+            key, target_id = label_key(name), label_id(target)
+            if key in (None, *UNLABELED):
+                raise ValueError(f"labels: cannot map {name!r} (a label must be a non-empty text or an integer)")
+            if target_id is None:
+                raise ValueError(f"labels: {name!r} is mapped to {target!r}; map each label to one of "
+                                 f"{', '.join(LABELS)} (or 0, 1, 2 in that order)")
+            self.labels[key] = target_id
+            self.extra_labels[str(name)] = LABELS[target_id]
+
+    def with_overrides(self, fields=None, labels=None):
+        """This layout with the caller's fields and labels on top; fields the caller names are required."""
+        check_fields(fields or {})
+        merged = dict(self.fields)
+        merged.update(fields or {})
+        optional = {t for t in self.optional if t not in (fields or {})}
+        extra = dict(self.extra_labels)
+        extra.update(labels or {})
+        return Layout(merged, extra, optional)
+
+    def describe_fields(self):
+        """{target: field} of the fields read (optional ones when present)."""
+        return dict(self.fields)
+
+    def _missing(self, record, column, target, where):
+        present = ", ".join(map(repr, record)) or "none"
+        hint = ""
+        if target in REQUIRED:
+            # Suggest the fields named like the targets, e.g. a file with `premise`, `hypothesis`, `label` fields.
+            same = [t for t in REQUIRED if self.fields[t] not in record and t in record]
+            hint = "; map it with --fields " + (",".join(f"{t}={t}" for t in same) if target in same
+                                                else f"{target}=FIELD")
+        return DataFormatError(f"{where}: missing or non-string field {column!r} ({target}); the record has "
+                               f"{present}{hint}")
+
+    def example(self, record, where, default_id=None):
+        """The example of one record, or None when it has no gold label.
+
+        Args:
+            record: a dict from `jsonl_records` / `delimited_records`.
+            where: `"FILE:LINE"` for messages.
+            default_id: the pair id when the record has none (default `where`).
+
+        Raises:
+            DataFormatError: a missing or non-string field, or an unknown label (`FILE:LINE:`).
+        """
+        values = {}
+        for target in ("premise", "hypothesis", "genre", "premise_binary_parse", "hypothesis_binary_parse"):
+            column = self.fields.get(target)
+            if column is None:
+                continue
+            value = record.get(column)
+            if value is None and target in self.optional:
+                continue
+            if not isinstance(value, str):
+                raise self._missing(record, column, target, where)
+            values[target] = value
+        column = self.fields["label"]
+        if column not in record:
+            raise self._missing(record, column, "label", where)
+        raw = record[column]
+        key = label_key(raw)
+        if raw is None or key in UNLABELED:
+            return None
+        if key not in self.labels:
+            raise DataFormatError(f"{where}: unknown label {raw!r} in field {column!r}; {self._known_labels(raw)}")
+        pair_id = record.get(self.fields["pair_id"]) if "pair_id" in self.fields else None
+        if pair_id is None or pair_id == "":
+            if "pair_id" in self.fields and "pair_id" not in self.optional:
+                raise self._missing(record, self.fields["pair_id"], "pair_id", where)
+            pair_id = where if default_id is None else default_id
+        elif isinstance(pair_id, bool) or not isinstance(pair_id, (str, int)):
+            raise DataFormatError(f"{where}: field {self.fields['pair_id']!r} (pair_id) is not a text or an integer")
+        example = {"premise": values["premise"], "hypothesis": values["hypothesis"], "label": self.labels[key],
+                   "pair_id": str(pair_id),
+                   "premise_binary_parse": values.get("premise_binary_parse", ""),
+                   "hypothesis_binary_parse": values.get("hypothesis_binary_parse", "")}
+        if "genre" in values:
+            example["genre"] = values["genre"]
+        return example
+
+    def _known_labels(self, raw):
+        known = ", ".join(LABELS)
+        if self.extra_labels:
+            known += ", " + ", ".join(f"{k} (= {v})" for k, v in self.extra_labels.items())
+        text = f"known labels: {known}; '-', empty or -1: no gold label (skipped and counted)"
+        if label_key(raw) is not None and label_key(raw).isdigit():
+            return (text + "; labels given as numbers need their meaning, e.g. "
+                    "--labels 0=entailment,1=neutral,2=contradiction")
+        return text + f"; map others with --labels, e.g. --labels {label_key(raw) or 'LABEL'}=entailment"
+
+
+def check_fields(fields):
+    """Raises ValueError unless every key of `fields` is a target of `TARGETS` and every value a field name or
+    None (not read)."""
+    for target, column in fields.items():
+        if target not in TARGETS:
+            raise ValueError(f"fields: unknown target {target!r}; targets: {', '.join(TARGETS)}")
+        if column is not None and not isinstance(column, str):
+            raise ValueError(f"fields: {target!r} is mapped to {column!r}, expected a field name")
+
+
+def read_examples(records, layout, name, keep_raw=False):
+    """Turns `(line number, record)` pairs into examples.
+
+    Args:
+        records: from `jsonl_records` / `delimited_records`.
+        layout: a `Layout`.
+        name: the file's name in messages.
+        keep_raw: also keep each record under `"raw"`.
+
+    Returns:
+        `(examples, skipped)`: `skipped` counts the records left out by reason (`{"no_gold_label": n}`).
+        A record without a pair id gets `"BASENAME:LINE"`.
+        When some example of the file has a `genre`, every example has one ("" where the record has none).
+
+    Raises:
+        DataFormatError: a malformed record (`FILE:LINE:`).
+    """
+    examples, skipped = [], {NO_GOLD_LABEL: 0}
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    for lineno, record in records:
+        example = layout.example(record, f"{name}:{lineno}", f"{base}:{lineno}")
+        if example is None:
+            skipped[NO_GOLD_LABEL] += 1
+            continue
+        if keep_raw:
+            example["raw"] = record
+        examples.append(example)
+    if any("genre" in ex for ex in examples):
+        for ex in examples:
+            ex.setdefault("genre", "")
+    return examples, skipped
+
+
+def read_split_files(files, stems, layout, keep_raw=False):
+    """Reads one file per split from `files` (`STEM.jsonl`, else the tab-separated `STEM.txt`).
+
+    Args:
+        files: a `DataFiles`.
+        stems: {split name: file stem}, e.g. `{"train": "snli_1.0_train", ...}`.
+
+    Returns:
+        `(splits, skipped, names)`: {split: examples}, {split: {reason: n}}, {split: file name read}.
+
+    Raises:
+        DataUnavailableError: a split has neither file.
+        DataFormatError: a malformed record (`FILE:LINE:`).
+    """
+    splits, skipped, names = {}, {}, {}
+    for split, stem in stems.items():
+        if stem + ".jsonl" in files.names:
+            name, reader = stem + ".jsonl", jsonl_records
+        elif stem + ".txt" in files.names:
+            name, reader = stem + ".txt", delimited_records
+        else:
+            raise DataUnavailableError(f"{files.path}: neither {stem}.jsonl nor {stem}.txt found")
+        display = files.display(name)
+        with files.lines(name) as lines:
+            splits[split], skipped[split] = read_examples(reader(lines, display), layout, display, keep_raw)
+        names[split] = display
+    return splits, skipped, names
+
+
+# tensorflow-datasets -------------------------------------------------------------------------------
+def read_tfds(name, split_names, data_dir, host, offline_message, reachable=host_reachable):
+    """Reads NLI splits (`premise`, `hypothesis`, `label` with -1 for no gold label) from tensorflow-datasets.
+
+    Args:
+        name: the tfds builder, e.g. `"snli"`, `"multi_nli"`.
+        split_names: the tfds splits to read.
+        data_dir: tfds data directory (None: its default).
+        host: (host, port) the download needs; checked before downloading, so that an offline machine fails at
+            once instead of after tfds's retries.
+        offline_message: detail -> the message of the error raised offline.
+        reachable: the host check, `host_reachable` by default.
+
+    Returns:
+        `(splits, skipped)`: {split: examples without parses, pair id `"{split}-{index}"`}, {split: {reason: n}}.
+
+    Raises:
+        DataUnavailableError: not prepared and `host` cannot be reached.
+    """
+    import tensorflow_datasets as tfds
+
+    builder = tfds.builder(name, data_dir=data_dir)
+    if not builder.is_prepared():
+        if not reachable(host):
+            raise DataUnavailableError(offline_message(
+                f"not prepared in {builder.data_dir} and {host[0]} cannot be reached"))
+        builder.download_and_prepare()
+    splits, skipped = {}, {}
+    for split in split_names:
+        examples, dropped = [], 0
+        for i, ex in enumerate(tfds.as_numpy(builder.as_dataset(split=split))):
+            label = int(ex["label"])
+            if label < 0:
+                dropped += 1
+                continue
+            examples.append({"premise": ex["premise"].decode("utf-8"), "hypothesis": ex["hypothesis"].decode("utf-8"),
+                             "label": label, "pair_id": f"{split}-{i}", "premise_binary_parse": "",
+                             "hypothesis_binary_parse": ""})
+        splits[split] = examples
+        skipped[split] = {NO_GOLD_LABEL: dropped}
+    return splits, skipped
