@@ -280,6 +280,7 @@ GOOD = {"sentence1": "A man sleeps .", "sentence2": "A man rests .", "gold_label
     ("bad.jsonl", json.dumps(GOOD) + "\n\n" + '{"sentence1": "A"\n', r"bad\.jsonl:3: invalid JSON"),
     ("bad.json", "[" + json.dumps(GOOD) + ",\n" + json.dumps(GOOD) + "]\n", r"bad\.json:1: .*JSON lines"),
     ("bad.jsonl", json.dumps(GOOD) + "\n" + json.dumps(["a", "b"]) + "\n", r"bad\.jsonl:2: expected a JSON object"),
+    ("one_line.json", json.dumps([GOOD, GOOD]) + "\n", r"one_line\.json:1: expected a JSON object, got list; .*JSON lines"),
     ("bad.jsonl", json.dumps(dict(GOOD, sentence2=7)) + "\n", r"bad\.jsonl:1: missing or non-string field 'sentence2'"),
     ("bad.jsonl", json.dumps({k: v for k, v in GOOD.items() if k != "gold_label"}) + "\n",
      r"bad\.jsonl:1: missing or non-string field 'gold_label' \(label\)"),

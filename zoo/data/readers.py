@@ -11,6 +11,7 @@
 
 import contextlib
 import csv
+import io
 import json
 import os
 import socket
@@ -89,15 +90,16 @@ class DataFiles:
             return f"{self.path}/{self._members[name]}"
         return os.path.join(self.path, name)
 
+    def _open(self, name):
+        if self._zip is not None:
+            return self._zip.open(self._members[name])
+        return open(os.path.join(self.path, name), "rb")
+
     @contextlib.contextmanager
     def lines(self, name):
-        """Yields an iterator over the lines of file `name`, decoded as UTF-8 (see `decoded_lines`)."""
-        if self._zip is not None:
-            binary = self._zip.open(self._members[name])
-        else:
-            binary = open(os.path.join(self.path, name), "rb")
-        with binary:
-            yield decoded_lines(binary, self.display(name))
+        """Yields an iterator over the lines of file `name`, decoded as UTF-8 (see `text_lines`)."""
+        with self._open(name) as binary:
+            yield text_lines(binary, self.display(name), lambda: self._open(name))
 
     def close(self):
         if self._zip is not None:
@@ -110,18 +112,31 @@ class DataFiles:
         self.close()
 
 
-def decoded_lines(binary, name):
-    """Yields the lines of a binary file as text (a leading byte-order mark dropped).
+def text_lines(binary, name, reopen):
+    """Yields the lines of a binary file as UTF-8 text (a leading byte-order mark dropped, line ends as "\\n").
+
+    Args:
+        binary: the open file.
+        name: its name in messages.
+        reopen: opens the file again (binary), to find the line of a decoding error.
 
     Raises:
         DataFormatError: a line is not UTF-8 (`FILE:LINE:`).
     """
-    for lineno, raw in enumerate(binary, 1):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise DataFormatError(f"{name}:{lineno}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-        yield line[1:] if lineno == 1 and line.startswith("\ufeff") else line
+    try:
+        yield from io.TextIOWrapper(binary, encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    else:
+        return
+    # The decoder works on blocks: find the first line that does not decode.
+    with reopen() as again:
+        for lineno, raw in enumerate(again, 1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise DataFormatError(f"{name}:{lineno}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    raise DataFormatError(f"{name}: not UTF-8 text")
 
 
 # Records -------------------------------------------------------------------------------------------
@@ -142,7 +157,8 @@ def jsonl_records(lines, name):
                 hint = "; a JSON array? expected JSON lines, one object per line"
             raise DataFormatError(f"{name}:{lineno}: invalid JSON ({e}){hint}") from None
         if not isinstance(record, dict):
-            raise DataFormatError(f"{name}:{lineno}: expected a JSON object, got {type(record).__name__}")
+            hint = "; expected JSON lines, one object per line" if isinstance(record, list) else ""
+            raise DataFormatError(f"{name}:{lineno}: expected a JSON object, got {type(record).__name__}{hint}")
         yield lineno, record
 
 
@@ -251,6 +267,14 @@ class Layout:
                                  f"{', '.join(LABELS)} (or 0, 1, 2 in that order)")
             self.labels[key] = target_id
             self.extra_labels[str(name)] = LABELS[target_id]
+        # Precomputed for `example`, which runs once per record.
+        self._texts = [(t, self.fields[t], t in self.optional) for t in
+                       ("premise", "hypothesis", "genre", "premise_binary_parse", "hypothesis_binary_parse")
+                       if t in self.fields]
+        self._exact_labels = {name: self.labels[name.casefold()] for name in LABELS}
+        self._exact_labels.update({n: self.labels[label_key(n)] for n in self.extra_labels if isinstance(n, str)})
+        self._pair_column = self.fields.get("pair_id")
+        self._pair_optional = "pair_id" in self.optional
 
     def with_overrides(self, fields=None, labels=None):
         """This layout with the caller's fields and labels on top; fields the caller names are required."""
@@ -288,39 +312,37 @@ class Layout:
         Raises:
             DataFormatError: a missing or non-string field, or an unknown label (`FILE:LINE:`).
         """
-        values = {}
-        for target in ("premise", "hypothesis", "genre", "premise_binary_parse", "hypothesis_binary_parse"):
-            column = self.fields.get(target)
-            if column is None:
-                continue
+        example = {"premise": None, "hypothesis": None, "label": None, "pair_id": None,
+                   "premise_binary_parse": "", "hypothesis_binary_parse": ""}
+        for target, column, optional in self._texts:
             value = record.get(column)
-            if value is None and target in self.optional:
-                continue
-            if not isinstance(value, str):
-                raise self._missing(record, column, target, where)
-            values[target] = value
+            if value.__class__ is not str:  # the common case first: a str (not a subclass, as JSON gives)
+                if value is None and optional:
+                    continue
+                if not isinstance(value, str):
+                    raise self._missing(record, column, target, where)
+            example[target] = value
         column = self.fields["label"]
-        if column not in record:
-            raise self._missing(record, column, "label", where)
-        raw = record[column]
-        key = label_key(raw)
-        if raw is None or key in UNLABELED:
-            return None
-        if key not in self.labels:
-            raise DataFormatError(f"{where}: unknown label {raw!r} in field {column!r}; {self._known_labels(raw)}")
-        pair_id = record.get(self.fields["pair_id"]) if "pair_id" in self.fields else None
+        raw = record.get(column)
+        label = self._exact_labels.get(raw) if raw.__class__ is str else None
+        if label is None:
+            if column not in record:
+                raise self._missing(record, column, "label", where)
+            key = label_key(raw)
+            if raw is None or key in UNLABELED:
+                return None
+            if key not in self.labels:
+                raise DataFormatError(f"{where}: unknown label {raw!r} in field {column!r}; {self._known_labels(raw)}")
+            label = self.labels[key]
+        example["label"] = label
+        pair_id = record.get(self._pair_column) if self._pair_column else None
         if pair_id is None or pair_id == "":
-            if "pair_id" in self.fields and "pair_id" not in self.optional:
-                raise self._missing(record, self.fields["pair_id"], "pair_id", where)
+            if self._pair_column and not self._pair_optional and self._pair_column not in record:
+                raise self._missing(record, self._pair_column, "pair_id", where)
             pair_id = where if default_id is None else default_id
         elif isinstance(pair_id, bool) or not isinstance(pair_id, (str, int)):
-            raise DataFormatError(f"{where}: field {self.fields['pair_id']!r} (pair_id) is not a text or an integer")
-        example = {"premise": values["premise"], "hypothesis": values["hypothesis"], "label": self.labels[key],
-                   "pair_id": str(pair_id),
-                   "premise_binary_parse": values.get("premise_binary_parse", ""),
-                   "hypothesis_binary_parse": values.get("hypothesis_binary_parse", "")}
-        if "genre" in values:
-            example["genre"] = values["genre"]
+            raise DataFormatError(f"{where}: field {self._pair_column!r} (pair_id) is not a text or an integer")
+        example["pair_id"] = str(pair_id)
         return example
 
     def _known_labels(self, raw):
