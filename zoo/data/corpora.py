@@ -103,7 +103,7 @@ def load_corpus(source, *, fields=None, labels=None, roles=None, data_dir=None, 
         roles: {role: split name or None} overriding the default roles (`train`, `validation` - or `dev` -,
             `test`), or a `--roles` string (`parse_roles`). `dev_*` and `validation_*` names are interchangeable.
         data_dir: tensorflow-datasets data directory (`"snli"`, `"multi_nli"`).
-        keep_raw: files only: also keep each original record under `"raw"` (costs memory).
+        keep_raw: files and `"snli_sample"`: also keep each original record under `"raw"` (costs memory).
 
     Returns:
         `(splits, report)`.
@@ -120,7 +120,7 @@ def load_corpus(source, *, fields=None, labels=None, roles=None, data_dir=None, 
     if source in NAMED_SOURCES:
         if fields or labels:
             raise ValueError(f"fields and labels apply to files; {source!r} has fixed fields and labels")
-        splits, report = _load_named(source, data_dir)
+        splits, report = _load_named(source, data_dir, keep_raw)
     else:
         splits, report = _load_path(source, fields, labels, keep_raw)
     if isinstance(roles, str):
@@ -322,9 +322,9 @@ def _multinli_offline_message(detail):
             "tensorflow-datasets data dir where multi_nli is prepared.")
 
 
-def _load_named(source, data_dir):
+def _load_named(source, data_dir, keep_raw):
     if source in ("snli", "snli_sample"):
-        splits, snli_report = snli.load_snli(source, data_dir=data_dir)
+        splits, snli_report = snli.load_snli(source, data_dir=data_dir, keep_raw=keep_raw)
         report = _from_snli_report(source, splits, snli_report)
         if source == "snli_sample":
             report["notes"].append("snli_sample: 1,289 rows of the SNLI dev split, for tests and demos only")
@@ -347,7 +347,7 @@ def _unknown_source(source):
 
 
 def _load_path(source, fields, labels, keep_raw):
-    path = os.fspath(source)
+    path = os.path.expanduser(os.fspath(source))
     if not os.path.exists(path):
         raise _unknown_source(path)
     if os.path.isdir(path):
