@@ -223,6 +223,20 @@ def test_trust_on_first_use(tmp_path, capsys):
         load_vectors(source, words=["the"], cache_dir=cache, progress=False)
 
 
+def test_file_put_in_the_cache_by_hand(tmp_path, monkeypatch):
+    source = fixture_source(tmp_path, "zip")
+    downloads = tmp_path / "cache" / "downloads"
+    downloads.mkdir(parents=True)
+    (downloads / "fixture.zip").write_bytes(b"PK\x03\x04 not the published file")
+    forbid_network(monkeypatch)
+    with pytest.raises(ChecksumMismatchError, match="delete .*fixture.zip to download it again"):
+        load_vectors(source, cache_dir=tmp_path / "cache", progress=False)
+    assert os.path.exists(downloads / "fixture.zip")  # a file the user put there is not deleted
+    (downloads / "fixture.zip").write_bytes((tmp_path / "fixture.zip").read_bytes())
+    index_dir = fetch_vectors(source, cache_dir=tmp_path / "cache", progress=False, keep_download=True)
+    assert VectorIndex(index_dir).count == len(ROWS) and os.path.exists(downloads / "fixture.zip")
+
+
 def test_offline_error_is_immediate(tmp_path):
     with socket.socket() as s:  # a port nobody listens on: the connection is refused at once
         s.bind(("127.0.0.1", 0))
