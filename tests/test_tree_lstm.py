@@ -14,9 +14,22 @@ def random_tree(rng, leaves):
     return (random_tree(rng, leaves[:split]), random_tree(rng, leaves[split:]))
 
 
+def tree_lstm_block(x, hl, cl, hr, cr, W, b, U, hidden):
+    """Chen et al. Eq. 4-10 at one node (numpy): `(h, c)` from its input x and children (h, c)."""
+    sigmoid = lambda v: 1.0 / (1.0 + np.exp(-v))  # noqa: E731
+    xw = x @ W + b
+    z = np.concatenate([hl, hr]) @ U
+    o = sigmoid(xw[:hidden] + z[:hidden])                                   # (5)
+    fl = sigmoid(xw[hidden:2 * hidden] + z[hidden:2 * hidden])              # (7)
+    fr = sigmoid(xw[hidden:2 * hidden] + z[2 * hidden:3 * hidden])          # (8)
+    i = sigmoid(xw[2 * hidden:3 * hidden] + z[3 * hidden:4 * hidden])       # (9)
+    u = np.tanh(xw[3 * hidden:] + z[4 * hidden:])                           # (10)
+    c = fl * cl + fr * cr + i * u                                           # (6)
+    return o * np.tanh(c), c                                                # (4)
+
+
 def reference_tree_lstm(tree, vectors, internal_vectors, W, b, U, hidden):
     """Plain recursive numpy tree-LSTM: `{node index: h}` for one tree (leaves named by token index)."""
-    sigmoid = lambda x: 1.0 / (1.0 + np.exp(-x))  # noqa: E731
     out = {}
 
     def visit(node):
@@ -27,21 +40,41 @@ def reference_tree_lstm(tree, vectors, internal_vectors, W, b, U, hidden):
             (hl, cl, left_last), (hr, cr, _) = visit(node[0]), visit(node[1])
             index = 2 * left_last + 1
             x = internal_vectors[index]
-        xw = x @ W + b
-        z = np.concatenate([hl, hr]) @ U
-        o = sigmoid(xw[:hidden] + z[:hidden])
-        fl = sigmoid(xw[hidden:2 * hidden] + z[hidden:2 * hidden])
-        fr = sigmoid(xw[hidden:2 * hidden] + z[2 * hidden:3 * hidden])
-        i = sigmoid(xw[2 * hidden:3 * hidden] + z[3 * hidden:4 * hidden])
-        u = np.tanh(xw[3 * hidden:] + z[4 * hidden:])
-        c = fl * cl + fr * cr + i * u
-        h = o * np.tanh(c)
+        h, c = tree_lstm_block(x, hl, cl, hr, cr, W, b, U, hidden)
         out[index] = h
         last = max(int(leaf) for leaf in T.leaves(node)) if not isinstance(node, str) else int(node)
         return h, c, last
 
     visit(tree)
     return out
+
+
+def reference_full_tree_lstm(n, vectors, internal_vectors, padding_vector, W, b, U, hidden):
+    """Chen et al.'s full binary tree (Table 2 row 18), recursively in numpy: adjacent words merged
+    into parents, round after round, over the n words followed by empty padding leaves up to the next
+    power of two. A node over padding only is absent (empty: h = c = 0 for its parent); a node over
+    words on its left and padding only on its right is a padding parent (input `padding_vector`).
+    Returns `{node index: h}` of the 2n - 1 word and phrase nodes (in-order index 2t + 1 for the
+    node where words t and t + 1 meet)."""
+    size = 1 << max(n - 1, 0).bit_length()                                   # 2^ceil(log2 n)
+    empty = np.zeros(hidden)
+    out = {}
+
+    def visit(start, width):  # the subtree over leaves [start, start + width)
+        if start >= n:
+            return None                                                      # padding only
+        if width == 1:
+            out[2 * start] = tree_lstm_block(vectors[start], empty, empty, empty, empty, W, b, U, hidden)
+            return out[2 * start]
+        left, right = visit(start, width // 2), visit(start + width // 2, width // 2)
+        if right is None:                                                    # a word node + a padding node
+            return tree_lstm_block(padding_vector, *left, empty, empty, W, b, U, hidden)
+        index = 2 * (start + width // 2) - 1
+        out[index] = tree_lstm_block(internal_vectors[index], *left, *right, W, b, U, hidden)
+        return out[index]
+
+    visit(0, size)
+    return {index: h for index, (h, _) in out.items()}
 
 
 # Trees as data ------------------------------------------------------------------------------------
@@ -110,7 +143,7 @@ def test_example_trees_and_dataset():
 
     vocab = Vocabulary.build(tokenizer.tokenize_batch([e["premise"] for e in examples] + [e["hypothesis"] for e in examples]))
     ds = T.make_tree_dataset(examples, vocab, tokenizer, batch_size=8, bucket=True)
-    for features, labels in ds:
+    for features, labels, weights in ds:
         for key in ("premise", "hypothesis"):
             ids, tree = features[key].numpy(), features[f"{key}_tree"].numpy()
             assert tree.shape == (ids.shape[0], 2 * ids.shape[1] - 1, 3)
@@ -153,6 +186,43 @@ def test_batched_tree_lstm_matches_recursive_reference():
     wider = T.pad_trees(arrays, length=length + 4)
     wider_nodes = np.pad(nodes, ((0, 0), (0, 8), (0, 0)), constant_values=-7.0)
     np.testing.assert_allclose(np.asarray(layer(wider_nodes, wider))[:, :2 * length - 1], h, atol=1e-6)
+
+
+def test_padded_complete_trees_match_the_full_binary_tree_reference():
+    """`padded=True` over in-model complete trees = Chen et al.'s full binary tree with padding nodes;
+    `padded=False` (carried) differs exactly where the length is not a power of two."""
+    from zoo.layers.tree_lstm import BinaryTreeLSTM, complete_tree, interleave
+
+    rng = np.random.default_rng(5)
+    hidden, dim, length = 4, 3, 13
+    lengths = [13, 1, 2, 3, 4, 5, 6, 7, 9, 0]
+    tree = np.asarray(complete_tree(np.arange(length)[None] < np.asarray(lengths)[:, None]))
+    words = rng.normal(size=(len(lengths), length, dim)).astype("float32")
+    internal = rng.normal(size=(len(lengths), length - 1, dim)).astype("float32")
+    nodes = np.asarray(interleave(words, internal))
+    padding_vector = rng.normal(size=(dim,)).astype("float32")
+    padded = BinaryTreeLSTM(hidden, max_depth=4, padded=True)
+    carried = BinaryTreeLSTM(hidden, max_depth=4)
+    padded.build(nodes.shape)
+    carried.build(nodes.shape)
+    for w in padded.weights:
+        w.assign(rng.normal(scale=0.5, size=w.shape).astype("float32"))
+    carried.set_weights(padded.get_weights())
+    h = np.asarray(padded(nodes, tree, padding_input=padding_vector))
+    h_carried = np.asarray(carried(nodes, tree))
+    W, b, U = (np.asarray(w, dtype="float64") for w in (padded.kernel, padded.bias, padded.recurrent_kernel))
+    for i, n in enumerate(lengths):
+        ref = reference_full_tree_lstm(n, words[i].astype("float64"), nodes[i].astype("float64"),
+                                       padding_vector.astype("float64"), W, b, U, hidden)
+        assert sorted(ref) == list(range(2 * n - 1))
+        for index, value in ref.items():
+            np.testing.assert_allclose(h[i, index], value, atol=1e-5)
+        assert np.all(h[i, 2 * n - 1:] == 0)
+        power_of_two = n & (n - 1) == 0
+        assert np.allclose(h[i], h_carried[i], atol=1e-6) == power_of_two, n
+    # The padding parents read their input: another x_pad changes the root of a 5-word tree, not a 4-word one.
+    other = np.asarray(padded(nodes, tree, padding_input=-padding_vector))
+    assert not np.allclose(other[5], h[5], atol=1e-4) and np.allclose(other[4], h[4], atol=1e-6)
 
 
 def test_tree_lstm_trains_under_xla():

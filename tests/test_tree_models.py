@@ -56,6 +56,27 @@ def test_syntactic_tree_lstm_trains_under_xla_with_parses():
     assert np.all(np.isfinite(losses))
 
 
+def test_esim_tree_reads_full_binary_trees_and_trains_under_xla():
+    """`esim_tree`'s preset pads its complete trees (Chen et al., Table 2 row 18); "carried" is the other
+    reading, the same model where every length is a power of two."""
+    import keras
+
+    assert zoo.get_preset("esim_tree")["model"]["complete_trees"] == "padded"
+    batch = tc.random_pairs(batch=8, max_premise=5, max_hypothesis=4)
+    padded = tc.make_model("esim_tree")
+    carried = tc.make_model("esim_tree", complete_trees="carried")
+    carried.set_weights(padded.get_weights())
+    assert padded.composition.padded and not carried.composition.padded
+    lengths = [(batch["premise"][i] != 0).sum() for i in range(8)]
+    differs = ~np.isclose(np.asarray(padded(batch)), np.asarray(carried(batch)), atol=1e-6).all(-1)
+    assert differs.any() and not differs[[n in (1, 2, 4) and m in (1, 2, 4) for n, m in
+                                          zip(lengths, (batch["hypothesis"] != 0).sum(1))]].any()
+    padded.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                   jit_compile=True)
+    losses = [float(padded.train_on_batch(batch, np.arange(8) % 3)) for _ in range(3)]
+    assert np.all(np.isfinite(losses))
+
+
 def test_paria_published_attention_is_finite_and_normalised():
     model = tc.make_model("paria_btree", attention="normalized")
     batch = tc.random_pairs()

@@ -8,6 +8,17 @@ token mask in-model, so the tree models also run on token ids alone.
 The levels run as one recurrent loop (a `keras.layers.RNN` whose k-th step is level k): leaves
 first, outside the loop (their children are empty); then at level k every internal node is computed
 from its children, gathered with `take_along_axis`, and kept only where the node's level is k (`where`).
+
+Complete trees have two readings, both built from the same node layout (levels = pairing rounds):
+- carried (`BinaryTreeLSTM(padded=False)`, Paria et al.'s btree with its "2n-1 encodings"): a node
+  left without a partner at some round goes up unchanged and is paired at a later round;
+- padded (`BinaryTreeLSTM(padded=True)`, Chen et al.'s full binary tree, "padding nodes are inserted
+  when there are no enough leaves to form a full tree", Table 2 row 18): at every round where a node
+  has no partner, the tree-LSTM combines it with an empty padding node (h = c = 0, Eq. 3-10 with a
+  zero right child) into a *padding parent*; the parent of level k thus reads its child of level j
+  through k - 1 - j padding parents, exactly as in the full binary tree over the words followed by
+  padding leaves. Padding parents feed the tree-LSTM only: they are not among the 2n - 1 nodes the
+  layer returns (which the models attend over and pool), so the node layout is the same either way.
 The loop is traced once whatever `max_depth` is (an unrolled Python loop over 48 levels took about a
 minute to trace per model), compiles under XLA on TensorFlow and differentiates on JAX. A node whose
 level exceeds the number of levels computed stays zero, so `max_depth` must cover the data
@@ -93,18 +104,26 @@ class _TreeLevelCell(BoundCell):
     """One level of `BinaryTreeLSTM` as an `RNN` step: the children's terms U h and Eq. 4-10.
 
     Everything that does not depend on the previous level is bound with `bind(internal_x, children,
-    leaf_hc, internal_level)` before the `RNN` runs and read at every step: W x + b of the internal
-    nodes (o, f, i, u), each `[B, L - 1, H]`; the rows of their left then right children in
-    `concatenate([leaves, internal nodes])` `[B, 2(L - 1), 1]`; the leaves' `[h; c]` `[B, L, 2H]`; the
-    internal nodes' levels `[B, L - 1, 1]`. The step input is the level k `[B, 1]`; the states
-    are the internal nodes' (h, c), each `[B, L - 1, H]` (passed as `initial_state`; `state_size` gives
-    only their last axis). The step output is k, unused.
+    leaf_hc, internal_level[, child_level, padding_x])` before the `RNN` runs and read at every step:
+    W x + b of the internal nodes (o, f, i, u), each `[B, L - 1, H]`; the rows of their left then right
+    children in `concatenate([leaves, internal nodes])` `[B, 2(L - 1), 1]`; the leaves' `[h; c]`
+    `[B, L, 2H]`; the internal nodes' levels `[B, L - 1, 1]`; with `padded`, also the children's levels
+    `[B, 2(L - 1), 1]` and W x + b of a padding parent (o, f, i, u), each broadcastable to
+    `[B, 1, H]`. The step input is the level k `[B, 1]`; the states are the internal nodes' (h, c),
+    each `[B, L - 1, H]`, and with `padded` the children as their parents of level k + 1 will read
+    them, `[h; c]` `[B, 2(L - 1), 2H]` (passed as `initial_state`; `state_size` gives only their last
+    axis). The step output is k, unused.
+
+    Args:
+        hidden_size: H.
+        padded: lift children through padding parents (see `BinaryTreeLSTM`).
     """
 
-    def __init__(self, hidden_size, **kwargs):
+    def __init__(self, hidden_size, padded=False, **kwargs):
         super().__init__(**kwargs)
         self.hidden_size = int(hidden_size)
-        self.state_size = [self.hidden_size, self.hidden_size]
+        self.padded = bool(padded)
+        self.state_size = [self.hidden_size, self.hidden_size] + ([2 * self.hidden_size] if self.padded else [])
         self.output_size = 1
 
     def build(self, input_shape=None):
@@ -113,17 +132,24 @@ class _TreeLevelCell(BoundCell):
         self.built = True
 
     def call(self, level, states, training=False):
-        (x_o, x_f, x_i, x_u), children, leaf_hc, internal_level = self.bound()
-        internal_h, internal_c = states
+        bound = self.bound()
+        (x_o, x_f, x_i, x_u), children, leaf_hc, internal_level = bound[:4]
+        internal_h, internal_c = states[0], states[1]
         hidden = self.hidden_size
         internal = ops.shape(internal_h)[1]
+        kernel = ops.cast(self.recurrent_kernel, internal_h.dtype)
+        k = ops.cast(ops.expand_dims(level, 1), internal_level.dtype)            # [B, 1, 1]
         # One gather of (h, c) for both children: rows [left children; right children] [B, 2(L - 1), 2H].
         all_hc = ops.concatenate([leaf_hc, ops.concatenate([internal_h, internal_c], axis=-1)], axis=1)
         child_hc = ops.take_along_axis(all_hc, children, axis=1)
+        if self.padded:
+            child_level, (p_o, p_f, p_i, p_u) = bound[4], bound[5]
+            # A child of level k - 1 is read as it is; a lower one through the padding parents that
+            # lifted it one level per step (the third state holds it as seen from level k - 1).
+            child_hc = ops.where(ops.equal(child_level, k - 1), child_hc, states[2])
         h_left, c_left = child_hc[:, :internal, :hidden], child_hc[:, :internal, hidden:]    # h^L, c^L
         h_right, c_right = child_hc[:, internal:, :hidden], child_hc[:, internal:, hidden:]  # h^R, c^R
-        z = ops.einsum("bnk,kg->bng", ops.concatenate([h_left, h_right], axis=-1),
-                       ops.cast(self.recurrent_kernel, h_left.dtype))
+        z = ops.einsum("bnk,kg->bng", ops.concatenate([h_left, h_right], axis=-1), kernel)
         o = ops.sigmoid(x_o + z[..., :hidden])                                   # (5)
         f_left = ops.sigmoid(x_f + z[..., hidden:2 * hidden])                    # (7)
         f_right = ops.sigmoid(x_f + z[..., 2 * hidden:3 * hidden])               # (8)
@@ -131,13 +157,24 @@ class _TreeLevelCell(BoundCell):
         u = ops.tanh(x_u + z[..., 4 * hidden:])                                  # (10)
         c = f_left * c_left + f_right * c_right + i * u                          # (6)
         h = o * ops.tanh(c)                                                      # (4)
-        k = ops.cast(ops.expand_dims(level, 1), internal_level.dtype)            # [B, 1, 1]
         now = ops.equal(internal_level, k)                                       # the nodes of level k
-        return level, [ops.where(now, h, internal_h), ops.where(now, c, internal_c)]
+        new_states = [ops.where(now, h, internal_h), ops.where(now, c, internal_c)]
+        if self.padded:
+            # Every child as the left child of a padding parent of level k, its right child empty
+            # (h^R = c^R = 0): Eq. 5, 7, 9, 10 with U^R h^R = 0, Eq. 6 without f^R c^R, Eq. 4.
+            h_in, c_in = child_hc[..., :hidden], child_hc[..., hidden:]          # [B, 2(L - 1), H]
+            zp = ops.einsum("bnk,kg->bng", h_in, kernel[:hidden])                # U^L h^L
+            po = ops.sigmoid(p_o + zp[..., :hidden])                             # (5)
+            pf = ops.sigmoid(p_f + zp[..., hidden:2 * hidden])                   # (7)
+            pi = ops.sigmoid(p_i + zp[..., 3 * hidden:4 * hidden])               # (9)
+            pu = ops.tanh(p_u + zp[..., 4 * hidden:])                            # (10)
+            pc = pf * c_in + pi * pu                                             # (6), c^R = 0
+            new_states.append(ops.concatenate([po * ops.tanh(pc), pc], axis=-1))  # (4)
+        return level, new_states
 
     def get_config(self):
         config = super().get_config()
-        config.update(hidden_size=self.hidden_size)
+        config.update(hidden_size=self.hidden_size, padded=self.padded)
         return config
 
 
@@ -159,25 +196,37 @@ class BinaryTreeLSTM(keras.layers.Layer):
     U `[2H, 5H]` (rows: h^L then h^R; columns: o, f^L, f^R, i, c); einsums only (no `Dense` on rank-3
     tensors), so the level loop compiles under XLA.
 
+    With `padded=True` (Chen et al.'s full binary tree, for complete trees, whose levels are pairing
+    rounds): a node of level k whose child has level j < k - 1 reads that child through k - 1 - j
+    padding parents, each the tree-LSTM block over (the node below it, an empty padding node):
+
+        P(h', c') = the block at a node with input x_pad, h^L = h', c^L = c', h^R = c^R = 0   (3)-(10)
+
+    x_pad is `padding_input` (Chen et al.'s x', which every non-leaf node reads, in the input
+    encoding; zeros where the model has no such vector). Padding parents are not returned. Given parse
+    trees (levels = heights) must not be read `padded`: their short children are real.
+
     Args:
         hidden_size: H.
         max_depth: the number of levels computed when the trees are given (parses); complete trees
             built in-model need only ceil(log2 L) when L is static.
+        padded: read short children through padding parents (complete trees, Chen et al.'s reading).
 
     Call: `(nodes [B, N, d], tree int32 [B, N, 3]) -> h [B, N, H]`, zeros at padding nodes. With
-    `return_cells=True` returns `(h, c)`.
+    `return_cells=True` returns `(h, c)`; `padding_input` (`[d]` or `[B, d]`, with `padded`) is x_pad.
     """
 
-    def __init__(self, hidden_size, max_depth=7, **kwargs):
+    def __init__(self, hidden_size, max_depth=7, padded=False, **kwargs):
         super().__init__(**kwargs)
         self.hidden_size = int(hidden_size)
         self.max_depth = int(max_depth)
+        self.padded = bool(padded)
 
     def build(self, nodes_shape, tree_shape=None):
         hidden = self.hidden_size
         self.kernel = self.add_weight(name="W", shape=(nodes_shape[-1], 4 * hidden), initializer="glorot_uniform")
         self.bias = self.add_weight(name="b", shape=(4 * hidden,), initializer="zeros")
-        self.level_cell = _TreeLevelCell(hidden, name="levels_cell")
+        self.level_cell = _TreeLevelCell(hidden, padded=self.padded, name="levels_cell")
         self.level_cell.build()
         self.levels = keras.layers.RNN(self.level_cell, return_state=True, name="levels")
         self.built = True
@@ -187,7 +236,7 @@ class BinaryTreeLSTM(keras.layers.Layer):
         """U `[2H, 5H]` (held by the level cell, which runs inside the loop)."""
         return self.level_cell.recurrent_kernel
 
-    def call(self, nodes, tree, levels=None, return_cells=False):
+    def call(self, nodes, tree, levels=None, return_cells=False, padding_input=None):
         """Runs the block over every tree; `levels` overrides the number of levels computed."""
         hidden = self.hidden_size
         levels = self.max_depth if levels is None else int(levels)
@@ -222,9 +271,17 @@ class BinaryTreeLSTM(keras.layers.Layer):
             # Step k of the loop computes level k = 1 .. levels.
             steps = ops.arange(1, levels + 1, dtype=internal_h.dtype)            # [levels]
             steps = ops.broadcast_to(ops.reshape(steps, (1, levels, 1)), (ops.shape(internal_h)[0], levels, 1))
-            self.level_cell.bind(gates, children, ops.concatenate([leaf_h, leaf_c], axis=-1), internal_level)
+            bound = [gates, children, ops.concatenate([leaf_h, leaf_c], axis=-1), internal_level]
+            states = [internal_h, internal_c]
+            if self.padded:
+                node_level = ops.concatenate([tree[:, 0::2, LEVEL:LEVEL + 1], internal_level], axis=1)
+                bound.append(ops.take_along_axis(node_level, children, axis=1))  # children's levels
+                bound.append(self._padding_gates(padding_input, projected.dtype))
+                lifted = ops.concatenate([internal_h, internal_c], axis=-1)      # zeros [B, L - 1, 2H]
+                states.append(ops.concatenate([lifted, lifted], axis=1))         # [B, 2(L - 1), 2H]
+            self.level_cell.bind(*bound)
             try:
-                _, internal_h, internal_c = self.levels(steps, initial_state=[internal_h, internal_c])
+                _, internal_h, internal_c, *_ = self.levels(steps, initial_state=states)
             finally:
                 self.level_cell.release()
         h = interleave(leaf_h, internal_h)                                       # [B, N, H]
@@ -232,10 +289,18 @@ class BinaryTreeLSTM(keras.layers.Layer):
             return h, interleave(leaf_c, internal_c)
         return h
 
+    def _padding_gates(self, padding_input, dtype):
+        """W x_pad + b of a padding parent, split into (o, f, i, u), each `[B or 1, 1, H]`."""
+        projected = ops.cast(self.bias, dtype)
+        if padding_input is not None:
+            projected = ops.matmul(ops.cast(padding_input, dtype), ops.cast(self.kernel, dtype)) + projected
+        projected = ops.reshape(projected, (-1, 1, 4 * self.hidden_size))
+        return tuple(projected[..., j * self.hidden_size:(j + 1) * self.hidden_size] for j in range(4))
+
     def compute_output_shape(self, nodes_shape, tree_shape=None):
         return tuple(nodes_shape[:-1]) + (self.hidden_size,)
 
     def get_config(self):
         config = super().get_config()
-        config.update(hidden_size=self.hidden_size, max_depth=self.max_depth)
+        config.update(hidden_size=self.hidden_size, max_depth=self.max_depth, padded=self.padded)
         return config

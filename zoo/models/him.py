@@ -12,7 +12,8 @@ _MEMBER_ARGS = ("vocabulary_size", "embedding_dim", "tunable_words", "num_tunabl
 
 
 @register_model("him",
-                model={"hidden_size": 300, "dropout": 0.5, "trees": "syntactic", "max_depth": SYNTACTIC_MAX_DEPTH},
+                model={"hidden_size": 300, "dropout": 0.5, "trees": "syntactic", "max_depth": SYNTACTIC_MAX_DEPTH,
+                       "complete_trees": "padded"},
                 train=ESIM_TRAIN, data=ESIM_DATA,
                 paper="Chen et al. 2017, Table 1 '(17) HIM (600D ESIM + 300D Syntactic tree-LSTM)'; "
                       "with trees='complete': Table 2 '(18) ESIM + tree'",
@@ -55,6 +56,7 @@ class HIM(NLIModel):
         trees: the tree member's trees: `"syntactic"` (Table 1 row 17; parses from the inputs'
             `premise_tree` / `hypothesis_tree`, complete trees when absent) or `"complete"` (Table 2 row 18).
         max_depth: the tree member's `max_depth`.
+        complete_trees: the tree member's `complete_trees` (`"padded"`: Chen et al.'s full binary tree).
         **kwargs: `NLIModel` arguments (both members get them).
 
     `explain()` returns ESIM's `attention` `[B, Lh, Lp]` / `attention_reverse` `[B, Lp, Lh]` over words,
@@ -65,23 +67,25 @@ class HIM(NLIModel):
 
     member_names = ("esim", "tree")  # explain() returns f"{name}_probabilities" for each
 
-    def __init__(self, hidden_size=300, dropout=0.5, trees="syntactic", max_depth=SYNTACTIC_MAX_DEPTH, **kwargs):
+    def __init__(self, hidden_size=300, dropout=0.5, trees="syntactic", max_depth=SYNTACTIC_MAX_DEPTH,
+                 complete_trees="padded", **kwargs):
         super().__init__(**kwargs)
         members = {k: kwargs[k] for k in _MEMBER_ARGS if k in kwargs}
         self.hidden_size = hidden_size
         self.dropout = dropout
         self.trees = trees
         self.max_depth = max_depth
+        self.complete_trees = complete_trees
         # The members embed their own words: this model's own `embedding` is never called (never built).
         self.esim = ESIM(hidden_size=hidden_size, dropout=dropout, name="esim", **members)
         self.tree = SyntacticTreeLSTM(hidden_size=hidden_size, dropout=dropout, trees=trees, max_depth=max_depth,
-                                      name="tree", **members)
+                                      complete_trees=complete_trees, name="tree", **members)
 
     @classmethod
     def from_members(cls, esim, tree):
         """The ensemble of a trained `esim` and a trained `syntactic_tree_lstm` / `esim_tree` (weights copied)."""
         config = {k: v for k, v in tree.get_config().items()
-                  if k in _MEMBER_ARGS + ("hidden_size", "dropout", "trees", "max_depth")}
+                  if k in _MEMBER_ARGS + ("hidden_size", "dropout", "trees", "max_depth", "complete_trees")}
         model = cls(**config)
         model.build_with_dummy_batch()
         model.esim.set_weights(esim.get_weights())
@@ -137,6 +141,6 @@ class HIM(NLIModel):
     def get_config(self):
         config = super().get_config()
         config.update(hidden_size=self.hidden_size, dropout=self.dropout, trees=self.trees,
-                      max_depth=self.max_depth)
+                      max_depth=self.max_depth, complete_trees=self.complete_trees)
         return config
 

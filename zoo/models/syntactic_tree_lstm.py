@@ -11,6 +11,10 @@ from zoo.models.esim import ESIM_DATA, ESIM_TRAIN
 from zoo.registry import register_model
 
 TREES = ("syntactic", "complete")
+# How `trees="complete"` reads a node left without a partner at some pairing round (`BinaryTreeLSTM`):
+# "padded" (Chen et al., Table 2 row 18: "padding nodes are inserted when there are no enough leaves to
+# form a full tree") or "carried" (up unchanged, as Paria et al.'s btree).
+COMPLETE_TREES = ("padded", "carried")
 # Levels computed over given parse trees. The sample's parses are at most 23 levels deep; SNLI's longest
 # premises need more. `zoo.data.trees.make_tree_dataset(max_depth=...)` reports deeper trees.
 SYNTACTIC_MAX_DEPTH = 48
@@ -40,13 +44,15 @@ class InternalNodeInput(keras.layers.Layer):
 
 
 @register_model("syntactic_tree_lstm",
-                model={"hidden_size": 300, "dropout": 0.5, "trees": "syntactic", "max_depth": SYNTACTIC_MAX_DEPTH},
+                model={"hidden_size": 300, "dropout": 0.5, "trees": "syntactic", "max_depth": SYNTACTIC_MAX_DEPTH,
+                       "complete_trees": "padded"},
                 train=ESIM_TRAIN, data=ESIM_DATA,
                 paper="Chen et al. 2017, Table 2 '(25) syn.tree' (the tree member of '(17) HIM'; 300-d); "
                       "|θ|_M not given (HIM 7.7M − ESIM 4.3M ≈ 3.4M)",
                 paper_params=None, attention=("attention", "attention_reverse"))
 @register_model("esim_tree",
-                model={"hidden_size": 300, "dropout": 0.5, "trees": "complete", "max_depth": 7},
+                model={"hidden_size": 300, "dropout": 0.5, "trees": "complete", "max_depth": 7,
+                       "complete_trees": "padded"},
                 train=ESIM_TRAIN, data=ESIM_DATA,
                 paper="Chen et al. 2017, Table 2 '(18) ESIM + tree': the tree model over full binary trees "
                       "(the row's accuracy is its ensemble with ESIM: `him` with this member)",
@@ -74,13 +80,32 @@ class SyntacticTreeLSTM(NLIModel):
     `[B, 2L - 1, 3]` in the in-order node layout (`zoo.data.trees.make_tree_dataset`). Without them, or
     with `trees="complete"`, complete binary trees are built in-model from the token ids (`esim_tree`).
 
+    Complete trees (`trees="complete"`, Table 2 row 18): "two adjacent words in a sentence are merged
+    to form a parent node, and this process continues and results in a full binary tree, where padding
+    nodes are inserted when there are no enough leaves to form a full tree". With
+    `complete_trees="padded"` (the presets) a node without a partner at some round is combined with an
+    empty padding node (h = c = 0) by both tree-LSTMs, at every round until it is paired
+    (`BinaryTreeLSTM(padded=True)`); these padding parents read x' in the input encoding (every
+    non-leaf node does, §3.1) and zeros in the composition (they have no alignment of their own: the
+    paper does not say whether the inserted nodes take part in attention and pooling, and here they do
+    not, so the 2n - 1 nodes attended over and pooled are the same in both readings).
+    `complete_trees="carried"` carries such a node up unchanged instead. With `trees="syntactic"`,
+    the complete trees that stand in for missing parses are always carried, the tree that
+    `zoo.data.trees` gives the same sentences, so a pair reads the same tree whether the data pipeline
+    or the model falls back.
+
     Args:
         hidden_size: H, the size of both tree-LSTMs, F and the tanh layer (300).
         dropout: rate of every dropout layer (0.5).
         trees: `"syntactic"` (use given parse trees, complete trees when absent) or `"complete"` (always).
         max_depth: levels the tree-LSTMs compute over given trees (and over complete trees when the
             padded length is not static); deeper nodes would stay zero.
+        complete_trees: `"padded"` or `"carried"`, how `trees="complete"` treats a node without a
+            partner (see above).
         **kwargs: `NLIModel` arguments.
+
+    Raises:
+        ValueError: an unknown `trees` or `complete_trees`.
 
     `explain()` returns, over tree nodes in the in-order layout (node 2t = word t, node 2t + 1 = the
     smallest phrase containing words t and t + 1), `attention` `[B, Nh, Np]` (row: a hypothesis node's
@@ -88,20 +113,25 @@ class SyntacticTreeLSTM(NLIModel):
     boolean real-node masks `premise_mask` `[B, Np]` and `hypothesis_mask` `[B, Nh]` (N = 2L - 1).
     """
 
-    def __init__(self, hidden_size=300, dropout=0.5, trees="syntactic", max_depth=SYNTACTIC_MAX_DEPTH, **kwargs):
+    def __init__(self, hidden_size=300, dropout=0.5, trees="syntactic", max_depth=SYNTACTIC_MAX_DEPTH,
+                 complete_trees="padded", **kwargs):
         super().__init__(**kwargs)
         if trees not in TREES:
             raise ValueError(f"trees must be one of {TREES}, got {trees!r}")
+        if complete_trees not in COMPLETE_TREES:
+            raise ValueError(f"complete_trees must be one of {COMPLETE_TREES}, got {complete_trees!r}")
         self.hidden_size = hidden_size
         self.dropout = dropout
         self.trees = trees
         self.max_depth = max_depth
+        self.complete_trees = complete_trees
+        padded = trees == "complete" and complete_trees == "padded"   # given parses are never padded
         self.input_dropout = keras.layers.Dropout(dropout)
         self.internal_input = InternalNodeInput(self.embedding_dim, name="internal_node_input")
-        self.input_encoder = BinaryTreeLSTM(hidden_size, max_depth=max_depth, name="input_encoding")
+        self.input_encoder = BinaryTreeLSTM(hidden_size, max_depth=max_depth, padded=padded, name="input_encoding")
         self.projection = keras.layers.Dense(hidden_size, activation="relu", name="F")
         self.projection_dropout = keras.layers.Dropout(dropout)
-        self.composition = BinaryTreeLSTM(hidden_size, max_depth=max_depth, name="composition")
+        self.composition = BinaryTreeLSTM(hidden_size, max_depth=max_depth, padded=padded, name="composition")
         self.pooled_dropout = keras.layers.Dropout(dropout)
         self.mlp = keras.layers.Dense(hidden_size, activation="tanh", name="tanh_0")
         self.mlp_dropout = keras.layers.Dropout(dropout)
@@ -124,7 +154,8 @@ class SyntacticTreeLSTM(NLIModel):
                                   (inputs["hypothesis"], hypothesis_tree, hypothesis_levels)):
             words = self.input_dropout(self.embedding(ids), training=training)      # [B, L, E]
             nodes = self.internal_input(words)                                      # x_t / x'_t [B, N, E]
-            bar = self.input_encoder(nodes, tree, levels=levels)                    # (3) [B, N, H]
+            bar = self.input_encoder(nodes, tree, levels=levels,
+                                     padding_input=self.internal_input.vector)      # (3) [B, N, H]
             sides.append((tree, node_mask(tree), levels, bar))
         (a_tree, a_mask, a_levels, a_bar), (b_tree, b_mask, b_levels, b_bar) = sides
         a_tilde, b_tilde, weights_a, weights_b = soft_align(
@@ -150,5 +181,5 @@ class SyntacticTreeLSTM(NLIModel):
     def get_config(self):
         config = super().get_config()
         config.update(hidden_size=self.hidden_size, dropout=self.dropout, trees=self.trees,
-                      max_depth=self.max_depth)
+                      max_depth=self.max_depth, complete_trees=self.complete_trees)
         return config
