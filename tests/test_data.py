@@ -336,15 +336,18 @@ def test_make_dataset_shapes_padding_truncation():
     vocab = Vocabulary.build([["a", "man", "sleeps", "."]])
     examples = _pairs_examples([("A man sleeps.", "A man."), ("", "man"), ("a a a a a a a", "")])
     ds = make_dataset(examples, vocab, Tokenizer(), batch_size=8, bucket=False, max_premise_length=5)
-    x, y = next(iter(ds))
+    x, y, w = next(iter(ds))
     assert x["premise"].dtype == tf.int32 and x["hypothesis"].dtype == tf.int32 and y.dtype == tf.int32
     a, man, sleeps, dot = vocab.ids(["a", "man", "sleeps", "."])
-    assert x["premise"].numpy().tolist() == [[a, man, sleeps, dot, 0], [0] * 5, [a] * 5]
-    assert x["hypothesis"].numpy().tolist() == [[a, man, dot], [man, 0, 0], [0, 0, 0]]
-    assert y.numpy().tolist() == [0, 1, 2]
+    # Premises truncated to 5 (the only premise boundary), hypotheses padded up to the first boundary, 10;
+    # the batch is filled up to 8 rows with copies of its first pair, weighted 0.
+    assert x["premise"].numpy().tolist() == [[a, man, sleeps, dot, 0], [0] * 5, [a] * 5] + [[a, man, sleeps, dot, 0]] * 5
+    assert x["hypothesis"].numpy().tolist()[:3] == [[a, man, dot] + [0] * 7, [man] + [0] * 9, [0] * 10]
+    assert y.numpy().tolist() == [0, 1, 2] + [0] * 5
+    assert w.numpy().tolist() == [1, 1, 1, 0, 0, 0, 0, 0]
     ds = make_dataset(_pairs_examples([("", "")]), vocab, Tokenizer(), batch_size=2, bucket=False)
-    x, _ = next(iter(ds))
-    assert x["premise"].shape == (1, 1) and x["premise"].numpy().tolist() == [[PAD_ID]]
+    x, _, w = next(iter(ds))
+    assert x["premise"].shape == (2, 14) and not x["premise"].numpy().any() and w.numpy().tolist() == [1, 0]
 
 
 def test_make_dataset_bucketing_keeps_every_example(sample, sample_vocab):
@@ -357,11 +360,11 @@ def test_make_dataset_bucketing_keeps_every_example(sample, sample_vocab):
     want = sorted((tuple(p[p != 0]), tuple(h[h != 0])) for p, h in zip(expected["premise"], expected["hypothesis"]))
     for _ in range(2):  # two epochs, reshuffled
         got, labels = [], 0
-        for x, y in ds:
-            p, h = x["premise"].numpy(), x["hypothesis"].numpy()
-            assert p.shape[1] <= 30 and h.shape[1] <= 12 and p.shape[0] <= 16
-            got += [(tuple(a[a != 0]), tuple(b[b != 0])) for a, b in zip(p, h)]
-            labels += len(y)
+        for x, y, w in ds:
+            p, h, real = x["premise"].numpy(), x["hypothesis"].numpy(), w.numpy() > 0
+            assert p.shape[0] == h.shape[0] == 16 and p.shape[1] in (14, 22, 30) and h.shape[1] in (10, 12)
+            got += [(tuple(a[a != 0]), tuple(b[b != 0])) for a, b in zip(p[real], h[real])]
+            labels += int(real.sum())
         assert sorted(got) == want and labels == len(examples)
 
 

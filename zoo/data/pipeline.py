@@ -1,18 +1,25 @@
-"""tf.data input pipeline: in-graph tokenization and lookup, truncation, length bucketing, padding.
+"""tf.data input pipeline: in-graph tokenization and lookup, truncation, shape-stable batches.
+
+Batches come in a small fixed set of shapes (`zoo.data.batching.LengthGrid`): both sentences are padded
+up to length boundaries, and every batch has exactly `batch_size` rows, a short last batch being filled
+up with copies of its first pair weighted 0. Elements are `(features, labels, weights)`; give the
+weights to Keras (`fit`, `evaluate` read them as sample weights) and drop rows of weight 0 from results.
 
 Example:
 ```python
-ds = make_dataset(splits["train"], vocab, Tokenizer(), batch_size=32, shuffle=True, seed=1)
-features, labels = next(iter(ds))   # {"premise": int32 [B, Lp], "hypothesis": int32 [B, Lh]}, int32 [B]
+ds = make_dataset(splits["train"], vocab, Tokenizer(), batch_size=32, shuffle=True, seed=1,
+                  max_premise_length=100, max_hypothesis_length=100)
+features, labels, weights = next(iter(ds))
+# {"premise": int32 [32, P], "hypothesis": int32 [32, H]}, int32 [32], float32 [32] (0 = filler row)
 ```
 """
 
 import numpy as np
 import tensorflow as tf
 
+from zoo.data.batching import LengthGrid
 from zoo.data.vocab import PAD_ID
 
-BUCKET_BOUNDARIES = (8, 12, 16, 20, 24, 32, 48, 64, 96)
 _TOKENIZE_BATCH = 1024
 
 
@@ -28,25 +35,29 @@ def _at_least_one_column(x):
 
 
 def make_dataset(examples, vocab, tokenizer, batch_size, shuffle=False, seed=0, max_premise_length=None,
-                 max_hypothesis_length=None, bucket=True, cache=True, drop_remainder=False):
+                 max_hypothesis_length=None, bucket=True, cache=True, drop_remainder=False, grid=None,
+                 shape_log=None):
     """Builds a batched tf.data pipeline from examples (tokenization and lookup run in graph).
 
     Args:
         examples: list of dicts with `"premise"`, `"hypothesis"` (str) and `"label"` (int).
         vocab: `Vocabulary`.
         tokenizer: `Tokenizer`.
-        batch_size: examples per batch.
+        batch_size: pairs per batch (every batch has exactly this many rows).
         shuffle: shuffle all examples, differently each epoch (seeded by `seed`).
         seed: shuffle seed.
         max_premise_length, max_hypothesis_length: truncate longer sentences (None: keep all tokens).
-        bucket: batch sentences of similar length together (bucketed on the longer of the two
-            sentences); else plain padded batches in order.
+        bucket: batch pairs of the same grid cell together (each batch then has its cell's shape); else
+            consecutive pairs, padded up to the cell of their longest sentences.
         cache: cache the encoded examples in memory (before shuffling).
-        drop_remainder: drop a last, smaller batch (of each bucket when bucketing).
+        drop_remainder: drop short batches instead of filling them up with weight-0 rows (training only:
+            the dropped pairs differ from epoch to epoch when shuffling).
+        grid: the `LengthGrid` (default: `LengthGrid.for_max_lengths` of the maximum lengths).
+        shape_log: a `ShapeLog` that records each batch shape the pipeline produces.
 
     Returns:
-        tf.data.Dataset of `({"premise": int32 [B, Lp], "hypothesis": int32 [B, Lh]}, int32 [B])`, right-padded
-        with PAD_ID (at least one column, so an empty sentence is an all-PAD row).
+        tf.data.Dataset of `({"premise": int32 [B, P], "hypothesis": int32 [B, H]}, int32 [B], float32 [B])`:
+        ids right-padded with PAD_ID, labels, and weights (1 for a pair, 0 for a filler row).
     """
     premises = [ex["premise"] for ex in examples]
     hypotheses = [ex["hypothesis"] for ex in examples]
@@ -66,30 +77,114 @@ def make_dataset(examples, vocab, tokenizer, batch_size, shuffle=False, seed=0, 
         ds = ds.cache()
     if shuffle:
         ds = ds.shuffle(max(len(examples), 1), seed=seed, reshuffle_each_iteration=True)
-    ds = pad_and_batch(ds, batch_size, ({"premise": [None], "hypothesis": [None]}, []),
-                       ({"premise": PAD_ID, "hypothesis": PAD_ID}, 0), bucket, drop_remainder)
-    ds = ds.map(lambda x, y: ({k: _at_least_one_column(v) for k, v in x.items()}, y))
+    grid = grid or LengthGrid.for_max_lengths(max_premise_length, max_hypothesis_length)
+    ds = pad_and_batch(ds, batch_size, grid, lambda p, h: ({"premise": [p], "hypothesis": [h]}, []),
+                       ({"premise": PAD_ID, "hypothesis": PAD_ID}, 0), bucket, drop_remainder, shape_log)
     return ds.prefetch(tf.data.AUTOTUNE)
 
 
-def pad_and_batch(ds, batch_size, padded_shapes, padding_values, bucket=True, drop_remainder=False):
-    """Batches `(features, label)` rows with padding, by length buckets of the longer sentence or in order.
+def pad_and_batch(ds, batch_size, grid, padded_shapes, padding_values, bucket=True, drop_remainder=False,
+                  shape_log=None):
+    """Batches `(features, label)` rows into shape-stable `(features, labels, weights)` batches.
 
     Args:
         ds: unbatched dataset whose features hold at least `"premise"` and `"hypothesis"` ids.
-        batch_size: pairs per batch.
-        padded_shapes, padding_values: as for `tf.data.Dataset.padded_batch`.
-        bucket: group pairs of similar length (`BUCKET_BOUNDARIES`) so that batches carry little padding.
-        drop_remainder: drop incomplete batches.
+        batch_size: rows per batch.
+        grid: the `LengthGrid` whose boundaries the sentences are padded up to.
+        padded_shapes: `f(premise length, hypothesis length) -> padded shapes` of a row (int64 scalars,
+            -1 for "the batch's longest"), as for `tf.data.Dataset.padded_batch`.
+        padding_values: as for `tf.data.Dataset.padded_batch`.
+        bucket: group rows by grid cell; else batch consecutive rows.
+        drop_remainder: drop short batches; else fill them up with copies of their first row, weighted 0.
+        shape_log: an optional `ShapeLog`.
     """
-    if not bucket:
-        return ds.padded_batch(batch_size, padded_shapes=padded_shapes, padding_values=padding_values,
-                               drop_remainder=drop_remainder)
-    boundaries = list(BUCKET_BOUNDARIES)
-    return ds.bucket_by_sequence_length(
-        lambda x, y: tf.maximum(tf.shape(x["premise"])[0], tf.shape(x["hypothesis"])[0]),
-        bucket_boundaries=boundaries, bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
-        padded_shapes=padded_shapes, padding_values=padding_values, drop_remainder=drop_remainder)
+    premise_bounds = tf.constant([-1 if b is None else b for b in grid.premise_boundaries], tf.int64)
+    hypothesis_bounds = tf.constant([-1 if b is None else b for b in grid.hypothesis_boundaries], tf.int64)
+
+    def index(bounds, length):
+        # The first boundary >= length; the last one when every (closed) boundary is shorter.
+        closed = tf.logical_or(bounds < 0, length <= bounds)
+        return tf.minimum(tf.argmax(tf.cast(closed, tf.int64), output_type=tf.int64),
+                          tf.size(bounds, out_type=tf.int64) - 1)
+
+    def lengths(x):
+        return tf.cast(tf.shape(x["premise"])[-1], tf.int64), tf.cast(tf.shape(x["hypothesis"])[-1], tf.int64)
+
+    def cell(x, y):
+        lp, lh = lengths(x)
+        return index(premise_bounds, lp) * tf.size(hypothesis_bounds, out_type=tf.int64) + index(hypothesis_bounds, lh)
+
+    def cell_shapes(key):
+        width = tf.size(hypothesis_bounds, out_type=tf.int64)
+        return padded_shapes(premise_bounds[key // width], hypothesis_bounds[key % width])
+
+    if bucket:
+        ds = ds.group_by_window(
+            cell, lambda key, rows: rows.padded_batch(batch_size, padded_shapes=cell_shapes(key),
+                                                      padding_values=padding_values,
+                                                      drop_remainder=drop_remainder),
+            window_size=batch_size)
+    else:
+        ds = ds.padded_batch(batch_size, padded_shapes=padded_shapes(-1, -1), padding_values=padding_values,
+                             drop_remainder=drop_remainder)
+
+        def pad_to_cell(x, y):
+            lp, lh = lengths(x)
+            shapes, _ = cell_shapes(index(premise_bounds, lp) * tf.size(hypothesis_bounds, out_type=tf.int64)
+                                    + index(hypothesis_bounds, lh))
+            return {k: _pad_up_to(v, shapes[k], padding_values[0][k]) for k, v in x.items()}, y
+
+        ds = ds.map(pad_to_cell)
+
+    def fill(x, y):
+        rows = tf.shape(y)[0]
+        take = tf.concat([tf.range(rows), tf.zeros([batch_size - rows], tf.int32)], axis=0)
+        weights = tf.concat([tf.ones([rows]), tf.zeros([batch_size - rows])], axis=0)
+        x, y = tf.nest.map_structure(lambda t: tf.gather(t, take), (x, y))
+        x = {k: _at_least_one_column(v) if k in ("premise", "hypothesis") else v for k, v in x.items()}
+        if shape_log is not None:
+            x = shape_log.watch(x)
+        return x, y, weights
+
+    return ds.map(fill)
+
+
+def _pad_up_to(tensor, shape, value):
+    """Pads `tensor` [B, d1, ...] at the end of each dimension up to `shape` [d1, ...] (-1: unchanged)."""
+    shape = tf.cast(tf.convert_to_tensor(shape, tf.int64), tf.int32)
+    current = tf.shape(tensor)[1:]
+    extra = tf.where(shape < 0, 0, tf.maximum(shape - current, 0))
+    paddings = tf.concat([[[0, 0]], tf.stack([tf.zeros_like(extra), extra], axis=1)], axis=0)
+    return tf.pad(tensor, paddings, constant_values=tf.cast(value, tensor.dtype))
+
+
+class ShapeLog:
+    """Records the distinct batch shapes a pipeline produces (what XLA compiles a step for).
+
+    `watch(features)` returns the features unchanged after noting the shapes of their premise and
+    hypothesis ids, so the count is what the pipeline really produced, not a prediction of it.
+    """
+
+    def __init__(self):
+        self.shapes = set()
+
+    def _record(self, premise_shape, hypothesis_shape):
+        self.shapes.add((int(premise_shape[0]), int(premise_shape[1]), int(hypothesis_shape[1])))
+        return np.int32(0)
+
+    def watch(self, features):
+        done = tf.numpy_function(self._record, [tf.shape(features["premise"]), tf.shape(features["hypothesis"])],
+                                 tf.int32, stateful=True)
+        with tf.control_dependencies([done]):
+            return {k: tf.identity(v) for k, v in features.items()}
+
+    @property
+    def count(self):
+        return len(self.shapes)
+
+    def describe(self):
+        """e.g. `3 shape(s): 32x14/10, 32x14/20, 32x22/10` (batch x premise length / hypothesis length)."""
+        return f"{len(self.shapes)} shape(s): " + ", ".join(f"{b}x{p}/{h}" for b, p, h in sorted(self.shapes))
 
 
 def encode_pairs(pairs, vocab, tokenizer, max_premise_length=None, max_hypothesis_length=None):

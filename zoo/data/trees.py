@@ -360,14 +360,17 @@ def pair_tree_inputs(pairs, tokenizer, padded_lengths, max_lengths=None, max_dep
 
 def make_tree_dataset(examples, vocab, tokenizer, batch_size, trees="syntactic", shuffle=False, seed=0,
                       max_premise_length=None, max_hypothesis_length=None, bucket=True, cache=True,
-                      drop_remainder=False, on_error="raise", max_depth=None, report=None):
+                      drop_remainder=False, on_error="raise", max_depth=None, report=None, grid=None,
+                      shape_log=None):
     """`zoo.data.pipeline.make_dataset` with the parse trees as two more inputs.
 
     With `trees="complete"` the tree models build their trees in-model, so this is `make_dataset`.
     With `"syntactic"` the features are `{"premise": int32 [B, Lp], "hypothesis": int32 [B, Lh],
     "premise_tree": int32 [B, 2Lp - 1, 3], "hypothesis_tree": int32 [B, 2Lh - 1, 3]}` (see the module
     docstring); ids come from the same tokenizer and vocabulary as `make_dataset`'s, tokenized here in
-    Python to check each parse's leaves against them. Other arguments as for `make_dataset`, plus
+    Python to check each parse's leaves against them. Elements are `(features, labels, weights)` in the
+    shape-stable batches of `make_dataset` (trees padded to 2P - 1 node slots for a premise padded to P).
+    Other arguments as for `make_dataset`, plus
     `on_error` and `max_depth` (see `example_trees`); a dict passed as `report` receives the report of
     `example_trees` (how many sentences fell back to complete trees, the deepest tree).
     """
@@ -379,7 +382,7 @@ def make_tree_dataset(examples, vocab, tokenizer, batch_size, trees="syntactic",
         return pipeline.make_dataset(examples, vocab, tokenizer, batch_size, shuffle=shuffle, seed=seed,
                                      max_premise_length=max_premise_length,
                                      max_hypothesis_length=max_hypothesis_length, bucket=bucket, cache=cache,
-                                     drop_remainder=drop_remainder)
+                                     drop_remainder=drop_remainder, grid=grid, shape_log=shape_log)
     token_lists = {key: tokenizer.tokenize_batch([ex[key] for ex in examples]) for key in ("premise", "hypothesis")}
     premise_trees, hypothesis_trees, tree_report = example_trees(
         examples, tokenizer, max_premise_length, max_hypothesis_length, trees=trees, on_error=on_error,
@@ -402,21 +405,25 @@ def make_tree_dataset(examples, vocab, tokenizer, batch_size, trees="syntactic",
         ds = ds.cache()
     if shuffle:
         ds = ds.shuffle(max(len(examples), 1), seed=seed, reshuffle_each_iteration=True)
-    padded_shapes = ({"premise": [None], "hypothesis": [None], "premise_tree": [None, 3],
-                      "hypothesis_tree": [None, 3]}, [])
+    grid = grid or pipeline.LengthGrid.for_max_lengths(max_premise_length, max_hypothesis_length)
     padding_values = ({"premise": pipeline.PAD_ID, "hypothesis": pipeline.PAD_ID, "premise_tree": PAD_NODE,
                        "hypothesis_tree": PAD_NODE}, 0)
-    ds = pipeline.pad_and_batch(ds, batch_size, padded_shapes, padding_values, bucket, drop_remainder)
 
-    def finish(x, y):
+    def padded_shapes(p, h):  # a sentence of L tokens has 2L - 1 node slots
+        return ({"premise": [p], "hypothesis": [h], "premise_tree": [tf.where(p < 0, p, 2 * p - 1), 3],
+                 "hypothesis_tree": [tf.where(h < 0, h, 2 * h - 1), 3]}, [])
+
+    ds = pipeline.pad_and_batch(ds, batch_size, grid, padded_shapes, padding_values, bucket, drop_remainder,
+                                shape_log)
+
+    def finish(x, y, w):  # exactly 2L - 1 node slots, also where a batch pads to its longest sentence
         x = dict(x)
         for key in ("premise", "hypothesis"):
-            x[key] = pipeline._at_least_one_column(x[key])
-            slots = 2 * tf.shape(x[key])[1] - 1      # exactly 2L - 1 node slots
+            slots = 2 * tf.shape(x[key])[1] - 1
             tree = x[f"{key}_tree"][:, :slots]
             x[f"{key}_tree"] = tf.pad(tree, [[0, 0], [0, slots - tf.shape(tree)[1]], [0, 0]],
                                       constant_values=PAD_NODE)
-        return x, y
+        return x, y, w
 
     return ds.map(finish).prefetch(tf.data.AUTOTUNE)
 
