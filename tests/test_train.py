@@ -19,7 +19,7 @@ import pytest
 import train as train_script
 import zoo
 from zoo.training import callbacks as cb
-from zoo.training import cli, runs
+from zoo.training import cli, evaluation, runs
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "rocktaschel_wbw"  # attends, so attention images are drawn
@@ -76,7 +76,7 @@ def test_learning_rate_schedule():
 
 
 def test_confusion_matrix_rows_are_gold():
-    matrix = cb.confusion_matrix([0, 0, 1, 2], [0, 1, 1, 0])
+    matrix = evaluation.confusion_matrix([0, 0, 1, 2], [0, 1, 1, 0])
     assert matrix.tolist() == [[1, 1, 0], [0, 1, 0], [1, 0, 0]]
 
 
@@ -195,13 +195,13 @@ def test_data_errors_are_one_line(tmp_path):
     bad.mkdir()
     for stem in ("train", "dev", "test"):
         (bad / f"snli_1.0_{stem}.jsonl").write_text("{not json\n")
-    for data_dir in (tmp_path / "missing", bad):
+    for data_dir, where in ((tmp_path / "missing", "missing"), (bad, "snli_1.0_train.jsonl:1:")):
         result = run_cli(["--model", MODEL, "--data-dir", str(data_dir), "--embeddings", "none",
                           "--run-dir", str(tmp_path / "run")], env=subprocess_env())
         assert result.returncode == 2
         assert "Traceback" not in result.stderr
         lines = [line for line in result.stderr.splitlines() if line.startswith("train.py: error:")]
-        assert len(lines) == 1 and "cannot load SNLI" in lines[0], result.stderr
+        assert len(lines) == 1 and "cannot load" in lines[0] and where in lines[0], result.stderr
 
 
 # Precision and strategies ------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from tests.test_train import TINY
 from zoo.data.snli import load_snli
 from zoo.data.tokenizer import Tokenizer
 from zoo.data.vocab import Vocabulary
-from zoo.training import cli
+from zoo.training import cli, inputs, trainer
 
 
 def tiny(model, run_dir, *extra):
@@ -31,15 +31,14 @@ def members(tmp_path_factory):
 
 def test_syntactic_models_get_the_parse_trees(capsys):
     args = cli.build_parser().parse_args(["--model", "syntactic_tree_lstm"])
-    preset = train_script.resolve_preset(args)
+    preset = trainer.resolve_preset(args)
     splits, _ = load_snli("snli_sample")
-    splits = {k: v[:40] for k, v in splits.items()}
+    test = splits["test"][:40]
     tokenizer = Tokenizer(lowercase=preset["data"]["lowercase"])
-    vocab = Vocabulary.build(train_script.tokenize_pairs(tokenizer, splits["train"]))
-    datasets = train_script.make_datasets(splits, vocab, tokenizer, preset, args)
-    inputs, labels = next(iter(datasets["test"]))
+    vocab = Vocabulary.build(inputs.tokenize_sentences(tokenizer, splits["train"][:40]))
+    features, labels, weights = next(iter(inputs.make_dataset(test, vocab, tokenizer, preset, report_trees="test")))
     for key in ("premise", "hypothesis"):
-        ids, tree = inputs[key].numpy(), inputs[f"{key}_tree"].numpy()
+        ids, tree = features[key].numpy(), features[f"{key}_tree"].numpy()
         assert tree.shape == (ids.shape[0], 2 * ids.shape[1] - 1, 3)
         real_words = (ids != 0).sum(1)
         assert np.array_equal((tree[..., 2] >= 0).sum(1), 2 * real_words - 1)  # 2n - 1 real nodes

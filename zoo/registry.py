@@ -32,6 +32,10 @@ DEFAULT_DATA = {
     "lowercase": True,
     "max_premise_length": 100,
     "max_hypothesis_length": 100,
+    # Words unseen in training keep their pretrained vector, frozen (Rocktäschel et al. §2.2.1 rely on it):
+    # the vocabulary grows with such words, from the dev/test data and the vector file's most frequent
+    # words, up to this many ids in all (0: training words only).
+    "max_vocabulary": 100_000,
 }
 
 

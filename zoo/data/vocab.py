@@ -64,6 +64,20 @@ class Vocabulary:
             kept = kept[:max(0, max_size - len(RESERVED))]
         return cls(list(RESERVED) + kept, counts=counter)
 
+    def extended(self, words):
+        """A new vocabulary with `words` appended (in order, skipping words it has): the ids of the words
+        it had stay the same, so a trained embedding table keeps its rows.
+
+        Returns:
+            Vocabulary (with the same counts).
+        """
+        added, seen = [], set(self._index)
+        for word in words:
+            if word not in seen:
+                seen.add(word)
+                added.append(word)
+        return Vocabulary(self.words + added, counts=self.counts)
+
     def __len__(self):
         return len(self.words)
 

@@ -15,6 +15,7 @@ import keras
 import tensorflow as tf
 
 from zoo.data.trees import element_labels
+from zoo.training.evaluation import confusion_matrix, predict_labels
 from zoo.training.runs import read_json, write_json
 
 
@@ -39,9 +40,83 @@ def learning_rate_schedule(learning_rate, decay):
         decay = {"type": "exponential", "rate": float(decay), "every_epochs": 1}
     kind = decay.get("type", "exponential")
     if kind not in ("exponential", "step"):
-        raise ValueError(f"unknown lr_decay type {kind!r}; use 'exponential' or 'step'")
+        raise ValueError(f"unknown lr_decay type {kind!r}; use 'exponential', 'step' or 'halve_on_plateau'")
     rate, every = float(decay["rate"]), int(decay.get("every_epochs", 1))
     return lambda epoch, lr=None: float(learning_rate * rate ** (epoch // every))
+
+
+def is_plateau_schedule(decay):
+    """Whether an `lr_decay` setting asks for `HalveOnPlateau` (`{"type": "halve_on_plateau", ...}`)."""
+    return isinstance(decay, dict) and decay.get("type") == "halve_on_plateau"
+
+
+class HalveOnPlateau(keras.callbacks.Callback):
+    """Chen et al.'s schedule, as their released code runs it (lukecq1231/nli, scripts/ESIM/main.py).
+
+    After each epoch's dev evaluation: if dev accuracy is at least the best so far, it becomes the best;
+    otherwise the learning rate is multiplied by `factor` (0.5), the best weights are loaded back (the
+    optimizer's moments are kept, as there), and once this has happened more than `max_halvings` times
+    (the code's `patience`, 7) training stops. Ties count as improvements, as in the code's `<=` on
+    the error; the best-weights file keeps the earlier of two equal epochs.
+
+    The state is a function of the finished epochs in `history.json`, so a resumed run continues with
+    the same learning rate and count. The learning rate of each epoch is logged as `learning_rate`
+    (TensorBoard's `epoch_learning_rate`).
+
+    Args:
+        history: the run's `EpochHistory` (put this callback before it).
+        learning_rate: the initial learning rate.
+        best_path: the best-weights file (written by the `ModelCheckpoint` placed before this callback).
+        monitor: the dev metric, higher is better.
+        factor: the multiplier of each halving.
+        max_halvings: halvings allowed before stopping (None: never stop).
+    """
+
+    def __init__(self, history, learning_rate, best_path, monitor="val_accuracy", factor=0.5, max_halvings=7):
+        super().__init__()
+        self.history = history
+        self.initial = float(learning_rate)
+        self.best_path = best_path
+        self.monitor = monitor
+        self.factor = float(factor)
+        self.max_halvings = max_halvings
+        self.best, self.halvings, self._started = None, 0, False
+
+    @property
+    def learning_rate(self):
+        return self.initial * self.factor ** self.halvings
+
+    def _update(self, value):
+        """Returns whether `value` is an improvement (and records it)."""
+        if value is None:
+            return True
+        if self.best is None or value >= self.best:
+            self.best = value
+            return True
+        self.halvings += 1
+        return False
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if not self._started:
+            self._started = True
+            self.best, self.halvings = None, 0
+            for entry in self.history.epochs:
+                if entry["epoch"] <= epoch:
+                    self._update(entry.get(self.monitor))
+        self.model.optimizer.learning_rate.assign(self.learning_rate)
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs if logs is not None else {}
+        logs["learning_rate"] = self.learning_rate  # the rate this epoch trained with
+        if self._update(logs.get(self.monitor)):
+            return
+        print(f"[train] no {self.monitor} improvement: learning rate halved to {self.learning_rate:.3g} "
+              f"(halving {self.halvings}), best weights reloaded", flush=True)
+        if os.path.exists(self.best_path):
+            self.model.load_weights(self.best_path)
+        if self.max_halvings is not None and self.halvings > self.max_halvings:
+            self.model.stop_training = True
+            print(f"[train] early stopping: {self.halvings} halvings (more than {self.max_halvings})", flush=True)
 
 
 # Resumable bookkeeping ----------------------------------------------------------------------------
@@ -204,13 +279,6 @@ def plot_attention(weights, premise_tokens, hypothesis_tokens, title=""):
     return figure
 
 
-def confusion_matrix(gold, predicted, num_classes=3):
-    """Counts `[num_classes, num_classes]`: rows gold labels, columns predicted labels."""
-    matrix = np.zeros((num_classes, num_classes), dtype="int64")
-    np.add.at(matrix, (np.asarray(gold, "int64"), np.asarray(predicted, "int64")), 1)
-    return matrix
-
-
 def plot_confusion(matrix, labels, title=""):
     """A confusion matrix figure (rows gold, columns predicted) with counts in the cells.
 
@@ -247,21 +315,6 @@ def write_confusion_image(writer, matrix, labels, tag, step, title=""):
     with writer.as_default(), tf.summary.record_if(True):
         tf.summary.image(tag, figure_to_image(plot_confusion(matrix, labels, title)), step=step)
     writer.flush()
-
-
-def predict_labels(model, dataset):
-    """Gold and predicted label ids over a `(inputs, labels)` dataset (iterated in a fixed order).
-
-    Uses `model.predict`, which distributes the batches under the model's strategy.
-
-    Returns:
-        `(gold int [N], predicted int [N])`.
-    """
-    gold = [np.asarray(labels) for labels in dataset.map(lambda inputs, labels: labels)]
-    if not gold:
-        return np.zeros(0, "int64"), np.zeros(0, "int64")
-    logits = model.predict(dataset.map(lambda inputs, labels: inputs), verbose=0)
-    return np.concatenate(gold), np.argmax(np.asarray(logits), axis=-1)
 
 
 # TensorBoard callbacks ----------------------------------------------------------------------------
@@ -382,7 +435,7 @@ class ConfusionImages(keras.callbacks.Callback):
 
     Args:
         logdir: TensorBoard directory.
-        dataset: a dev dataset of `(inputs, labels)` (a capped subset keeps this cheap).
+        dataset: a dev dataset of `(features, labels, weights)` (a capped subset keeps this cheap).
         labels: class names.
     """
 

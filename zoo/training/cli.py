@@ -19,9 +19,21 @@ def build_parser():
                     "resume an interrupted run.")
     parser.add_argument("--model", required=True, help="registered model name (see zoo.list_models())")
     parser.add_argument("--dataset", default="snli",
-                        help="'snli' (tensorflow-datasets) or 'snli_sample' (shipped rows); default snli")
+                        help="'snli' or 'multi_nli' (tensorflow-datasets), or 'snli_sample' (shipped rows); "
+                             "default snli")
     parser.add_argument("--data-dir", default=None,
-                        help="an snli_1.0 directory or zip; replaces --dataset")
+                        help="a corpus on disk, replacing --dataset: an snli_1.0 or multinli_1.0 folder or zip, "
+                             "SICK.txt (or its folder), a folder of train/dev/test NLI files, or one NLI file "
+                             "(.jsonl, .tsv, .csv)")
+    parser.add_argument("--fields", default=None, metavar="TARGET=FIELD,...",
+                        help="NLI files: which record fields hold the pair, e.g. "
+                             "premise=sentence1,hypothesis=sentence2,label=gold_label (the default)")
+    parser.add_argument("--labels", default=None, metavar="DATA=LABEL,...",
+                        help="NLI files: map the data's labels to entailment/neutral/contradiction (or 0/1/2), "
+                             "e.g. entails=entailment,contradicts=contradiction")
+    parser.add_argument("--roles", default=None, metavar="ROLE=SPLIT,...",
+                        help="which of the corpus' splits is train, validation (dev) and test, e.g. "
+                             "test=dev_matched (defaults per corpus are printed; see docs/data.md)")
     parser.add_argument("--embeddings", default="glove-6b-50d",
                         help="'glove-6b-50d' (default, offline), a GloVe/word2vec text file (.txt/.gz/.zip), "
                              "or 'none' (random vectors, all trainable)")
@@ -37,6 +49,10 @@ def build_parser():
                         help="with --model him: combine two finished runs (an esim run and a "
                              "syntactic_tree_lstm or esim_tree run, same data and vocabulary) into the HIM "
                              "ensemble without training, and evaluate each member and the ensemble")
+    parser.add_argument("--init-from", default=None, metavar="RUN",
+                        help="start from a trained run of the same model and sizes (fine-tuning, e.g. SNLI to "
+                             "SICK): its vocabulary is kept and extended with the new data's words, its weights "
+                             "loaded; the new run records where it started")
     parser.add_argument("--run-dir", default=None, help="run directory; default runs/MODEL")
     parser.add_argument("--logdir", default=None, help="TensorBoard directory; default RUN/logs")
     parser.add_argument("--overwrite", action="store_true",
@@ -47,6 +63,10 @@ def build_parser():
                              "is visible, else the default strategy")
     parser.add_argument("--mixed-precision", choices=sorted(MIXED_PRECISION), default=None,
                         help="mixed precision policy: bf16 (mixed_bfloat16) or fp16 (mixed_float16)")
+    parser.add_argument("--jit-compile", choices=("auto", "true", "false"), default="auto",
+                        type=str.lower, help="XLA compilation of the training step: auto (Keras decides: XLA on "
+                        "GPU/TPU unless a layer needs cuDNN or a distribution strategy is used; see "
+                        "docs/training.md), true or false")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--log-every", type=int, default=100,
                         help="write batch-level TensorBoard scalars every N steps (0 = per epoch only)")

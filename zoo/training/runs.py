@@ -234,6 +234,23 @@ class Run:
             chunks.append(_softmax(logits))
         return np.concatenate(chunks)
 
+    def evaluate(self, examples, batch_size=None, verbose=0):
+        """Accuracy, per-class accuracy, confusion matrix (and per genre) on labelled examples.
+
+        Args:
+            examples: dicts with `premise`, `hypothesis`, `label` (and parses, `genre`), as
+                `zoo.data.corpora.load_corpus` gives them.
+            batch_size: pairs per batch (default: the run's).
+            verbose: 1 shows a progress bar.
+
+        Returns:
+            `zoo.training.evaluation.scores`' dict.
+        """
+        from zoo.training.evaluation import evaluate_examples
+
+        return evaluate_examples(self.model, list(examples), self.vocab, self.tokenizer, self.config["preset"],
+                                 batch_size=batch_size, verbose=verbose)
+
     def predict(self, pairs, batch_size=256):
         """Labels of `[(premise, hypothesis), ...]`.
 

@@ -1,0 +1,120 @@
+"""evaluate.py and fine-tuning (`train.py --init-from`): any corpus, any split, a run or its SavedModel,
+and a trained run carried over to new data (Bowman et al.'s SNLI-to-SICK transfer).
+
+One tiny `bowman_lstm` run on the shipped SNLI rows serves every test (1 epoch, 8-d random vectors).
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import evaluate as evaluate_script
+import train as train_script
+import zoo
+from zoo.data.corpora import load_corpus
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+TINY = ["--embeddings", "none", "--embedding-dim", "8", "--set", "hidden_size=8", "--set", "mlp_size=8",
+        "--batch-size", "16", "--verbose", "0", "--attention-examples", "0", "--epochs", "1"]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("eval") / "snli"
+    train_script.main(["--model", "bowman_lstm", "--dataset", "snli_sample", "--max-train-examples", "96",
+                       "--max-eval-examples", "40", "--run-dir", str(run_dir), *TINY])
+    return run_dir
+
+
+def test_evaluates_the_run_as_training_did(run, capsys):
+    report = evaluate_script.main(["--run-dir", str(run), "--dataset", "snli_sample", "--max-examples", "40",
+                                   "--quiet"])
+    trained = json.loads((run / "results.json").read_text())
+    assert report["results"]["test"] == trained["test"]  # one library path for both
+    written = run / "evaluations" / "snli_sample-test.json"
+    assert json.loads(written.read_text())["results"]["test"]["accuracy"] == trained["test"]["accuracy"]
+    out = capsys.readouterr().out
+    assert "confusion matrix (rows gold, columns predicted)" in out and str(written) in out
+    # The same from Python.
+    examples = load_corpus("snli_sample")[0]["test"][:40]
+    assert zoo.load(run).evaluate(examples) == trained["test"]
+
+
+def test_every_split_of_multinli_with_genres(run, tmp_path):
+    report = evaluate_script.main(["--run-dir", str(run), "--data-dir", str(FIXTURES / "multinli_1.0.zip"),
+                                   "--split", "all", "--quiet", "--output", str(tmp_path / "m.json")])
+    assert set(report["results"]) == {"train", "dev_matched", "dev_mismatched"}
+    matched = report["results"]["dev_matched"]
+    genres = matched["per_genre"]
+    assert sum(g["examples"] for g in genres.values()) == matched["examples"] > 0
+    assert report["roles"]["test"] == "dev_mismatched"
+    one = evaluate_script.main(["--run-dir", str(run), "--data-dir", str(FIXTURES / "multinli_1.0"),
+                                "--split", "dev_matched", "--quiet", "--output", str(tmp_path / "d.json")])
+    assert one["results"]["dev_matched"] == matched
+
+
+def test_a_single_file_is_scored_whole_and_sick_by_role(run, tmp_path):
+    whole = evaluate_script.main(["--run-dir", str(run), "--data-dir", str(FIXTURES / "breaking_nli" / "dataset.jsonl"),
+                                  "--quiet", "--output", str(tmp_path / "b.json")])
+    (split, result), = whole["results"].items()
+    lines = [line for line in (FIXTURES / "breaking_nli" / "dataset.jsonl").read_text().splitlines() if line.strip()]
+    assert result["examples"] + sum(whole["skipped"][split].values()) == len(lines)
+    sick = evaluate_script.main(["--run-dir", str(run), "--data-dir", str(FIXTURES / "sick"), "--split", "dev",
+                                 "--quiet", "--output", str(tmp_path / "s.json")])
+    assert list(sick["results"]) == ["trial"]
+
+
+def test_bad_input_is_one_line(run, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"sentence1": "A dog.", "sentence2": "An animal.", "gold_label": "entailment"}\n{oops\n')
+    for argv, expected in (
+            (["--run-dir", str(run), "--data-dir", str(bad)], "bad.jsonl:2:"),
+            (["--run-dir", str(run), "--dataset", "snli_sample", "--split", "nope"], "no split 'nope'"),
+            (["--run-dir", str(tmp_path / "none"), "--dataset", "snli_sample"], "not a run directory")):
+        result = subprocess.run([sys.executable, str(ROOT / "evaluate.py"), *argv, "--quiet"], cwd=ROOT,
+                                capture_output=True, text=True, timeout=120)
+        errors = [line for line in result.stderr.splitlines() if line.startswith("evaluate.py: error:")]
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert len(errors) == 1 and expected in errors[0], result.stderr
+
+
+def test_the_exported_saved_model_scores_the_same(run, tmp_path):
+    from zoo.export.saved_model import export_saved_model
+
+    export_saved_model(zoo.load(run), str(tmp_path / "model"))
+    report = evaluate_script.main(["--saved-model", str(tmp_path / "model"), "--dataset", "snli_sample",
+                                   "--max-examples", "40", "--quiet"])
+    trained = json.loads((run / "results.json").read_text())
+    assert report["results"]["test"]["confusion_matrix"] == trained["test"]["confusion_matrix"]
+    assert (tmp_path / "model" / "evaluations" / "snli_sample-test.json").exists()
+
+
+def test_fine_tuning_starts_from_the_run(run, tmp_path):
+    source = zoo.load(run)
+    # Learning rate 0: after an epoch on SICK the weights are still the SNLI run's.
+    result = train_script.main(["--model", "bowman_lstm", "--init-from", str(run), "--data-dir", str(FIXTURES / "sick"),
+                                "--run-dir", str(tmp_path / "sick"), "--set", "learning_rate=0", *TINY])
+    tuned = zoo.load(tmp_path / "sick")
+    old = len(source.vocab)
+    assert tuned.vocab.words[:old] == source.vocab.words and len(tuned.vocab) > old  # kept, then SICK's words
+    assert tuned.config["init_from"]["run_dir"] == str(run.resolve())
+    ids = np.arange(old, dtype="int32")
+    np.testing.assert_allclose(np.asarray(tuned.model.embedding(ids)), np.asarray(source.model.embedding(ids)))
+    skip = {id(w) for w in source.model.embedding.weights} | {id(w) for w in tuned.model.embedding.weights}
+    for a, b in zip([w for w in source.model.weights if id(w) not in skip],
+                    [w for w in tuned.model.weights if id(w) not in skip]):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b))
+    assert result["results"]["test"]["examples"] > 0
+
+
+def test_fine_tuning_refuses_another_architecture(run, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        train_script.main(["--model", "bowman_lstm", "--init-from", str(run), "--data-dir", str(FIXTURES / "sick"),
+                           "--run-dir", str(tmp_path / "x"), *TINY, "--set", "hidden_size=12"])
+    err = capsys.readouterr().err
+    assert "architecture and sizes must match" in err and "hidden_size: 8 there, 12 here" in err

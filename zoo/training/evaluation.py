@@ -1,0 +1,176 @@
+"""Scoring a model on labelled pairs: accuracy, per-class accuracy, confusion matrix, per genre.
+
+Used at the end of training (`zoo.training.trainer`), by `evaluate.py` and from Python:
+
+```python
+import zoo
+run = zoo.load("runs/esim")
+results = run.evaluate(examples)            # examples as the loaders give them (zoo.data.snli)
+print(format_scores(results))
+```
+"""
+
+import numpy as np
+
+from zoo.data import LABELS
+
+
+def predict(model, dataset, verbose=0):
+    """Gold labels and logits of the real rows (weight > 0) of a `(features, labels, weights)` dataset.
+
+    Uses `model.predict`, which distributes the batches under the model's strategy; the dataset is
+    iterated twice, so it must give its batches in a fixed order (no shuffling).
+
+    Returns:
+        `(gold int [N], logits float32 [N, C])` in the dataset's order.
+    """
+    gold, weights = [], []
+    for _, labels, weight in dataset:
+        gold.append(np.asarray(labels))
+        weights.append(np.asarray(weight))
+    if not gold:
+        return np.zeros(0, "int64"), np.zeros((0, len(LABELS)), "float32")
+    logits = np.asarray(model.predict(dataset.map(lambda features, labels, weights: features), verbose=verbose),
+                        dtype="float32")
+    real = np.concatenate(weights) > 0
+    return np.concatenate(gold)[real], logits[real]
+
+
+def predict_labels(model, dataset, verbose=0):
+    """Gold and predicted label ids of the real rows of a `(features, labels, weights)` dataset."""
+    gold, logits = predict(model, dataset, verbose=verbose)
+    return gold, np.argmax(logits, axis=-1)
+
+
+def member_predictions(model, dataset):
+    """Each ensemble member's predicted label ids over the real rows of `dataset` (as `predict`)."""
+    chunks = {name: [] for name in model.member_names}
+    weights = []
+    for features, _, weight in dataset:
+        outputs = model.explain(features)
+        weights.append(np.asarray(weight))
+        for name in model.member_names:
+            chunks[name].append(np.argmax(np.asarray(outputs[f"{name}_probabilities"]), axis=-1))
+    if not weights:
+        return {name: np.zeros(0, "int64") for name in model.member_names}
+    real = np.concatenate(weights) > 0
+    return {name: np.concatenate(parts)[real] for name, parts in chunks.items()}
+
+
+def confusion_matrix(gold, predicted, num_classes=3):
+    """Counts `[num_classes, num_classes]`: rows gold labels, columns predicted labels."""
+    matrix = np.zeros((num_classes, num_classes), dtype="int64")
+    np.add.at(matrix, (np.asarray(gold, "int64"), np.asarray(predicted, "int64")), 1)
+    return matrix
+
+
+def scores(gold, predicted, labels=LABELS, genres=None):
+    """Accuracy, per-class accuracy and confusion matrix (rows gold, columns predicted).
+
+    Args:
+        gold, predicted: label ids `[N]`.
+        labels: label names by id.
+        genres: optional genre name of each pair `[N]` (MultiNLI): adds `per_genre` accuracy and counts.
+
+    Returns:
+        `{"accuracy", "examples", "per_class_accuracy", "confusion_matrix"[, "per_genre"]}`; accuracies are
+        None where there is nothing to score.
+    """
+    gold, predicted = np.asarray(gold, "int64"), np.asarray(predicted, "int64")
+    matrix = confusion_matrix(gold, predicted, len(labels))
+    per_class = {name: (float(matrix[i, i] / matrix[i].sum()) if matrix[i].sum() else None)
+                 for i, name in enumerate(labels)}
+    result = {"accuracy": float((gold == predicted).mean()) if len(gold) else None,
+              "examples": int(len(gold)), "per_class_accuracy": per_class, "confusion_matrix": matrix.tolist()}
+    if genres is not None and any(genres):
+        genres = np.asarray([g or "" for g in genres])
+        result["per_genre"] = {
+            str(genre): {"accuracy": float((gold[genres == genre] == predicted[genres == genre]).mean()),
+                         "examples": int((genres == genre).sum())}
+            for genre in sorted(set(genres.tolist()))}
+    return result
+
+
+def evaluate_dataset(model, dataset, genres=None, verbose=0):
+    """`scores` of a model on a dataset (and of each member of an ensemble, under `members`)."""
+    gold, predicted = predict_labels(model, dataset, verbose=verbose)
+    results = scores(gold, predicted, genres=genres)
+    if getattr(model, "member_names", None):
+        results["members"] = {name: scores(gold, member)
+                              for name, member in member_predictions(model, dataset).items()}
+    return results
+
+
+def evaluate_examples(model, examples, vocab, tokenizer, preset, batch_size=None, verbose=0):
+    """`scores` of a model on labelled examples, per genre where they have one.
+
+    The pairs are batched grouped by shape (`zoo.training.inputs.by_shape`) and scored in their own order.
+
+    Args:
+        model: an `NLIModel` (or HIM).
+        examples: dicts with `premise`, `hypothesis`, `label` (and parses, `genre`), as the loaders give.
+        vocab, tokenizer, preset: the run's.
+        batch_size: pairs per batch (default: the preset's).
+        verbose: 1 shows a progress bar.
+    """
+    from zoo.training.inputs import by_shape, make_dataset
+
+    order = by_shape(examples, tokenizer, preset)
+    ordered = [examples[i] for i in order]
+    dataset = make_dataset(ordered, vocab, tokenizer, preset, batch_size=batch_size, bucket=False)
+    genres = [ex.get("genre", "") for ex in ordered]
+    return evaluate_dataset(model, dataset, genres=genres, verbose=verbose)
+
+
+def evaluate_saved_model(predictor, examples, batch_size=256, verbose=0):
+    """`scores` of an exported SavedModel (`zoo.export.predictor.SavedModelPredictor`) on labelled examples.
+
+    The SavedModel tokenizes the raw sentences itself (and parses them, for syntactic tree models), so
+    this scores exactly what TF Serving would answer.
+    """
+    import keras
+
+    pairs = [(e["premise"], e["hypothesis"], e.get("premise_binary_parse", ""), e.get("hypothesis_binary_parse", ""))
+             for e in examples]
+    index = {name: i for i, name in enumerate(predictor.labels)}
+    predicted = []
+    progress = keras.utils.Progbar(len(pairs)) if verbose and pairs else None
+    for start in range(0, len(pairs), batch_size):
+        predicted += [index[p["label"]] for p in predictor.predict(pairs[start:start + batch_size], batch_size)]
+        if progress is not None:
+            progress.update(min(start + batch_size, len(pairs)))
+    return scores([e["label"] for e in examples], predicted, labels=predictor.labels,
+                  genres=[e.get("genre", "") for e in examples])
+
+
+def format_scores(result, labels=LABELS, title=None):
+    """One scored set as printable lines: accuracy, confusion matrix with per-class accuracy, genres."""
+    width = max(len(n) for n in labels) + 2
+    accuracy = result["accuracy"]
+    lines = [title] if title else []
+    lines += [f"accuracy {accuracy:.4f} on {result['examples']} pairs" if accuracy is not None
+              else f"no pairs to score ({result['examples']})",
+              "confusion matrix (rows gold, columns predicted):",
+              " " * width + "".join(f"{n:>{width}}" for n in labels) + f"{'accuracy':>{width}}"]
+    for i, name in enumerate(labels):
+        acc = result["per_class_accuracy"][name]
+        lines.append(f"{name:<{width}}" + "".join(f"{c:>{width}}" for c in result["confusion_matrix"][i])
+                     + (f"{acc:>{width}.4f}" if acc is not None else f"{'-':>{width}}"))
+    for genre, entry in result.get("per_genre", {}).items():
+        lines.append(f"genre {genre:<16} accuracy {entry['accuracy']:.4f} on {entry['examples']} pairs")
+    return "\n".join(lines)
+
+
+def format_results(results):
+    """A finished training run's results as a printable table."""
+    test = results["test"]
+    lines = [f"model {results['model']}: test accuracy {test['accuracy']:.4f} on {test['examples']} pairs, "
+             f"dev accuracy {results['dev']['accuracy']:.4f}, {results['epochs_run']} epoch(s)"]
+    lines += format_scores(test).splitlines()[1:]
+    for name, member in test.get("members", {}).items():
+        lines.append(f"member {name}: test accuracy {member['accuracy']:.4f}, "
+                     f"dev accuracy {results['dev']['members'][name]['accuracy']:.4f}")
+    params = results["parameters"]
+    lines.append(f"parameters: {params['total']} total, {params['trainable']} trainable, "
+                 f"{params['without_embeddings']} without word vectors")
+    return "\n".join(lines)

@@ -1,0 +1,293 @@
+"""What a training run reads: the corpus and its splits, tokens, vocabulary, word vectors and tf.data.
+
+Shared by `zoo.training.trainer` (train.py) and `zoo.training.evaluation` (evaluate.py), so that a
+run is evaluated on exactly the inputs it was trained on.
+"""
+
+import os
+
+import numpy as np
+
+from zoo.training import runs
+
+SPLITS = ("train", "validation", "test")
+
+
+class TrainError(Exception):
+    """A user-facing error of training or evaluation: the command lines print it as one line (exit 2)."""
+
+
+# Corpus ------------------------------------------------------------------------------------------
+def load_splits(source, max_train_examples=None, max_eval_examples=None, required=SPLITS, fields=None,
+                labels=None, roles=None):
+    """Loads a corpus (`zoo.data.corpora.load_corpus`), prints what was read, and picks the splits by role.
+
+    Args:
+        source: `"snli"`, `"snli_sample"`, `"multi_nli"` or a path (SNLI or MultiNLI release, SICK, NLI files).
+        max_train_examples, max_eval_examples: keep only the first N pairs of train / of dev and test.
+        required: the roles that must have a non-empty split.
+        fields, labels, roles: the `--fields`, `--labels` and `--roles` strings (or dicts), see `load_corpus`.
+
+    Returns:
+        `(splits, report)`: `{"train": [...], "validation": [...], "test": [...]}` (the roles present) and
+        the loader's report.
+
+    Raises:
+        TrainError: when the data cannot be loaded or a required role has no pairs.
+    """
+    from zoo.data.corpora import by_role, describe, load_corpus
+
+    try:
+        corpus, report = load_corpus(source, fields=fields, labels=labels, roles=roles)
+        splits = by_role(corpus, report, required=required)
+    except (RuntimeError, ValueError, OSError) as error:  # missing data, bad line, no network: one line
+        raise TrainError(f"cannot load {'the data' if str(source) in str(error) else repr(source)}: {error}") from None
+    for line in describe(report):
+        print(f"[data] {line}", flush=True)
+    splits = cap_splits(splits, max_train_examples, max_eval_examples)
+    for split in required:
+        if not splits.get(split):
+            raise TrainError(f"the {split} split of {source!r} is empty")
+    return splits, report
+
+
+def cap_splits(splits, max_train_examples=None, max_eval_examples=None):
+    """The splits cut to the first N pairs (train, and dev and test), printed when cut."""
+    splits = dict(splits)
+    if max_train_examples is not None and "train" in splits:
+        splits["train"] = splits["train"][:max_train_examples]
+    if max_eval_examples is not None:
+        for split in ("validation", "test"):
+            if split in splits:
+                splits[split] = splits[split][:max_eval_examples]
+    if max_train_examples is not None or max_eval_examples is not None:
+        print("[data] using " + ", ".join(f"{k} {len(v)}" for k, v in splits.items()), flush=True)
+    return splits
+
+
+# Tokens and vocabulary ---------------------------------------------------------------------------
+def tokenize_sentences(tokenizer, examples):
+    """The tokens of every premise, then of every hypothesis: one list per sentence (`2N` lists).
+
+    Word-vector windows (Wang & Jiang's ±4 words) and the vocabulary read sentences, never pairs.
+    """
+    texts = [e["premise"] for e in examples] + [e["hypothesis"] for e in examples]
+    batch = getattr(tokenizer, "tokenize_batch", None)
+    return batch(texts) if batch is not None else [tokenizer.tokenize(t) for t in texts]
+
+
+def training_vocabulary(train_tokens):
+    """The vocabulary of the training sentences (ids 0-2 reserved, then words by decreasing count)."""
+    from zoo.data.vocab import Vocabulary
+
+    return Vocabulary.build(train_tokens)
+
+
+def extension_words(vectors, vocab, eval_tokens, top_words, limit, lowercase):
+    """Words to add to `vocab` so that words unseen in training keep their pretrained vectors.
+
+    First the words of the dev/test sentences that have a vector (most frequent first), then the vector
+    source's most frequent words (file order), in the tokenizer's case, until the vocabulary holds `limit`
+    ids. Training words come first whatever `limit` is.
+
+    Args:
+        vectors: `{word: vector}` of the source (`zoo.data.embeddings.load_vectors`).
+        vocab: the training vocabulary.
+        eval_tokens: token lists of the dev and test sentences.
+        top_words: the source's first words, in file order.
+        limit: the most ids the vocabulary may have (0 or None: add nothing).
+        lowercase: whether the tokenizer lowercases (words are added as it produces them).
+
+    Returns:
+        the list of words to append.
+    """
+    import collections
+
+    from zoo.data.embeddings import find_vector
+
+    room = max(0, (limit or 0) - len(vocab))
+    if not room:
+        return []
+    counts = collections.Counter(t for tokens in eval_tokens for t in tokens if t not in vocab)
+    candidates = [w for w, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+    candidates += [w.lower() if lowercase else w for w in top_words]
+    added, seen = [], set()
+    for word in candidates:
+        if word in seen or word in vocab or find_vector(vectors, word) is None:
+            continue
+        seen.add(word)
+        added.append(word)
+        if len(added) == room:
+            break
+    return added
+
+
+def rescued_tokens(eval_tokens, train_vocab, vocab):
+    """How many dev/test tokens the extension keeps out of [UNK]: `{"rescued", "unseen", "tokens"}`."""
+    tokens = [t for sentence in eval_tokens for t in sentence]
+    unseen = [t for t in tokens if t not in train_vocab]
+    return {"rescued": sum(t in vocab for t in unseen), "unseen": len(unseen), "tokens": len(tokens)}
+
+
+# Word vectors ------------------------------------------------------------------------------------
+def vocabulary_and_vectors(embeddings, preset, run_dir, resume, tokenizer, splits, seed=0, init_run=None):
+    """The run's vocabulary and embedding matrix, under the preset's OOV rule.
+
+    The vocabulary holds the training words (after those of `init_run`, whose ids are kept), then, with
+    pretrained vectors, words unseen in training that have one: the dev/test words first, then the
+    vector source's most frequent words, up to `data.max_vocabulary` ids. Those extra rows keep their
+    pretrained vectors, frozen, so that a word never seen in training but known to the vectors is not
+    [UNK] at evaluation time nor in exported models (Rocktäschel et al. §2.2.1).
+
+    Args:
+        embeddings: `--embeddings`: a vector source name or path, or `"none"` (random vectors).
+        preset: the run's preset.
+        run_dir: the run directory (`vocab.txt` is written there, or read back when resuming).
+        resume: read `vocab.txt` back if it exists.
+        tokenizer: the run's `Tokenizer`.
+        splits: `{"train": [...], "validation": [...], "test": [...]}`.
+        seed: seeds the random OOV vectors.
+        init_run: a `Run` to start from (`--init-from`): its words keep their ids and trained vectors.
+
+    Returns:
+        `(vocab, embedding, report)`: `embedding` is `(matrix or None, tunable_mask or None, dim or None,
+        tunable_words, num_tunable, coverage or None)` (None where `embeddings` is `"none"`: the model keeps
+        random vectors, all trainable); `report` counts training and pretrained words and the dev/test
+        tokens rescued from [UNK].
+
+    Raises:
+        TrainError: when the vectors cannot be read.
+    """
+    from zoo.data.embeddings import build_embedding_matrix, find_vector, load_vectors
+    from zoo.data.vocab import PAD_ID, Vocabulary
+    from zoo.registry import tunable_words_for
+
+    data = preset["data"]
+    train_tokens = tokenize_sentences(tokenizer, splits["train"])
+    base = training_vocabulary(train_tokens)
+    if init_run is not None:
+        base = init_run.vocab.extended(base.words[3:])  # past the reserved ids
+    eval_tokens = [t for split in ("validation", "test") if split in splits
+                   for t in tokenize_sentences(tokenizer, splits[split])]
+    path = os.path.join(run_dir, runs.VOCAB_FILE)
+    vectors, dim = None, None
+    if embeddings != "none":
+        try:
+            vectors, dim = load_vectors(embeddings, words=set(base.words) | {t for s in eval_tokens for t in s},
+                                        top=data.get("max_vocabulary") or 0)
+        except Exception as error:
+            raise TrainError(f"cannot load word vectors {embeddings!r}: {error}") from None
+        if init_run is not None and dim != init_run.model.embedding_dim:
+            raise TrainError(f"--init-from {init_run.run_dir}: its word vectors are {init_run.model.embedding_dim}-d, "
+                             f"{embeddings!r} are {dim}-d; use vectors of the same size (or --embeddings none)")
+    if resume and os.path.exists(path):
+        vocab = Vocabulary.load(path)
+        if vocab.words[:len(base)] != base.words:
+            raise TrainError(f"{path} does not start with the training words of this data: delete the run "
+                             "directory or pass --overwrite")
+    else:
+        extra = [] if vectors is None else extension_words(
+            vectors, base, eval_tokens, list(vectors), data.get("max_vocabulary"), data["lowercase"])
+        vocab = base.extended(extra)
+        vocab.save(path)
+    report = {"training_words": len(base), "pretrained_words": len(vocab) - len(base),
+              "max_vocabulary": data.get("max_vocabulary"), **rescued_tokens(eval_tokens, base, vocab)}
+    print(f"[vocabulary] {len(base):,} ids from training" + (" and the --init-from run" if init_run else "")
+          + f", {report['pretrained_words']:,} more words with pretrained vectors (frozen); dev/test tokens "
+          f"unseen in training: {report['unseen']:,} of {report['tokens']:,}, {report['rescued']:,} of them "
+          f"rescued from [UNK]", flush=True)
+    if vectors is None:
+        matrix, mask, tunable_words, num_tunable, coverage = None, None, "all", 0, None
+        if init_run is not None:  # the run's words keep their trained vectors, the new ones start random
+            dim = init_run.model.embedding_dim
+            matrix = np.random.default_rng(seed).uniform(-0.05, 0.05, (len(vocab), dim)).astype("float32")
+            matrix[PAD_ID] = 0.0
+    else:
+        built = build_embedding_matrix(vocab, vectors, dim, data["oov"], token_lists=train_tokens, seed=seed)
+        matrix, mask = built.matrix, built.tunable_mask
+        tunable_words = tunable_words_for(data["oov"])
+        if tunable_words == "all" and len(vocab) > len(base):  # the rule trains every word: all but the extra
+            tunable_words, mask = "oov", mask & (np.arange(len(vocab)) < len(base))
+        num_tunable = int(mask.sum()) if tunable_words == "oov" else 0
+        coverage = {k: float(v) if isinstance(v, float) else int(v) for k, v in built.coverage.items()
+                    if v is not None}
+        # Type coverage of the training words (every extra word has a vector by construction).
+        words = base.words[3:]
+        found = sum(find_vector(vectors, w) is not None for w in words)
+        coverage.update(types=found / max(len(words), 1), types_found=found, types_total=len(words))
+        print(f"[embeddings] {embeddings} ({dim}d): {describe_coverage(coverage)}; tunable words: "
+              f"{tunable_words}" + (f" ({num_tunable})" if tunable_words == "oov" else ""), flush=True)
+    if init_run is not None:
+        old = len(init_run.vocab)
+        matrix[:old] = np.asarray(init_run.model.embedding(np.arange(old, dtype="int32")), dtype="float32")
+    return vocab, (matrix, mask, dim, tunable_words, num_tunable, coverage), report
+
+
+def describe_coverage(coverage):
+    """`types 99.4% (630/634), tokens 99.7% (4662/4676)` from a coverage dict."""
+    parts = []
+    for kind in ("types", "tokens"):
+        if coverage.get(kind) is not None:
+            part = f"{kind} {coverage[kind]:.1%}"
+            if f"{kind}_found" in coverage and f"{kind}_total" in coverage:
+                part += f" ({coverage[kind + '_found']}/{coverage[kind + '_total']})"
+            parts.append(part)
+    return ", ".join(parts) or str(coverage)
+
+
+# tf.data -----------------------------------------------------------------------------------------
+def length_grid(preset):
+    """The `LengthGrid` of a preset's maximum lengths (the batch shapes of its runs)."""
+    from zoo.data.batching import LengthGrid
+
+    data = preset["data"]
+    return LengthGrid.for_max_lengths(data["max_premise_length"], data["max_hypothesis_length"])
+
+
+def make_dataset(examples, vocab, tokenizer, preset, batch_size=None, shuffle=False, seed=0, bucket=True,
+                 shape_log=None, report_trees=None):
+    """The shape-stable tf.data pipeline of one split for the preset's model.
+
+    A model with `trees="syntactic"` also gets each pair's parse trees (`zoo.data.trees`); a sentence
+    without a usable parse (none in tfds SNLI, malformed, or deeper than the model's `max_depth`) gets
+    a complete binary tree, and the count is printed with the name `report_trees`.
+
+    Returns:
+        a dataset of `(features, labels, weights)` (see `zoo.data.pipeline.make_dataset`).
+    """
+    from zoo.data.pipeline import make_dataset as make_pipeline
+
+    data = preset["data"]
+    common = dict(vocab=vocab, tokenizer=tokenizer, batch_size=batch_size or preset["train"]["batch_size"],
+                  max_premise_length=data["max_premise_length"], max_hypothesis_length=data["max_hypothesis_length"],
+                  bucket=bucket, shuffle=shuffle, seed=seed, grid=length_grid(preset), shape_log=shape_log)
+    if preset["model"].get("trees") != "syntactic":
+        return make_pipeline(examples, **common)
+    from zoo.data.trees import make_tree_dataset
+
+    report = {}
+    dataset = make_tree_dataset(examples, trees="syntactic", on_error="complete",
+                                max_depth=preset["model"].get("max_depth"), report=report, **common)
+    print(f"[trees] {report_trees or 'data'}: binary parses, {report['fallback_complete']} sentence(s) without "
+          f"a usable parse use complete trees; deepest tree {report['max_level']} level(s)", flush=True)
+    return dataset
+
+
+def by_shape(examples, tokenizer, preset):
+    """An order of `examples` that groups pairs of one grid cell (so in-order batches are bucketed).
+
+    Evaluation batches pairs in this order and puts predictions back with its inverse, so results stay
+    in the examples' order (per-genre breakdowns, prediction files) without bucketing's reordering.
+    """
+    if not examples:
+        return np.zeros(0, np.int64)
+    data = preset["data"]
+    tokens = tokenize_sentences(tokenizer, examples)
+    n = len(examples)
+    lp = np.asarray([len(t) for t in tokens[:n]])
+    lh = np.asarray([len(t) for t in tokens[n:]])
+    if data.get("max_premise_length") is not None:
+        lp = np.minimum(lp, data["max_premise_length"])
+    if data.get("max_hypothesis_length") is not None:
+        lh = np.minimum(lh, data["max_hypothesis_length"])
+    return np.argsort(length_grid(preset).cells(lp, lh), kind="stable")
