@@ -28,6 +28,7 @@ DEFAULT_TRAIN = {
     "lr_decay": None,
 }
 DEFAULT_DATA = {
+    "embeddings": "glove-840b-300d",  # the word vectors of the paper (train.py --embeddings overrides)
     "oov": "rocktaschel",
     "lowercase": True,
     "max_premise_length": 100,
@@ -154,5 +155,5 @@ def create_model(name, vocabulary_size, embedding_dim=300, tunable_words=None, n
 
 def tunable_words_for(oov_strategy):
     """Which word vectors train under each paper's OOV strategy."""
-    return {"rocktaschel": "oov", "chen": "all", "wang_jiang": "none", "paria": "none",
+    return {"rocktaschel": "oov", "chen": "all", "luo": "all", "wang_jiang": "none", "paria": "none",
             "bowman": "all"}[oov_strategy]

@@ -9,6 +9,8 @@ Strategies (`build_embedding_matrix(..., strategy=...)`), for words without a pr
 - `"chen"` (Chen et al. 2017, §4: "Gaussian samples", no variance given): N(0, 0.01²) as in the authors'
   released code (lukecq1231/nli, scripts/ESIM/main.py: the embedding table starts as
   `0.01 * numpy.random.randn`, then GloVe rows are copied in); every row is tunable.
+- `"luo"` (Luo, Roman, Tamkin §4.2: "independent random samples from a Gaussian distribution with
+  standard deviation 1"): N(0, 1); every row is tunable (they train "including embeddings").
 - `"wang_jiang"` (Wang & Jiang 2016, §3): the average of the pretrained vectors of the words within 4
   positions left and right of the word's occurrences in the training sentences, each sentence on its own
   (zeros when there are none); every row frozen.
@@ -38,10 +40,11 @@ from zoo.data.snli import DataUnavailableError
 from zoo.data.vectors import CATALOG, VectorIndex, VectorSource, fetch_vectors, read_vector_file
 from zoo.data.vocab import PAD_ID, RESERVED
 
-STRATEGIES = ("rocktaschel", "chen", "wang_jiang", "paria", "bowman")
+STRATEGIES = ("rocktaschel", "chen", "luo", "wang_jiang", "paria", "bowman")
 WINDOW = 4
 ROCKTASCHEL_OOV_LIMIT = 0.05          # §2.2.1: uniform(-0.05, 0.05)
 CHEN_OOV_STDDEV = 0.01                # released code: norm_weight(..., scale=0.01)
+LUO_OOV_STDDEV = 1.0                  # Luo et al. §4.2: "a Gaussian distribution with standard deviation 1"
 PARIA_OOV_STDDEV = math.sqrt(0.06)    # §IV: N(0, 0.06), 0.06 read as the variance
 # Names that load_vectors knows besides file paths (glove-6b-50d is the PyPI package, no download).
 VECTOR_NAMES = ("glove-6b-50d",) + tuple(CATALOG)
@@ -191,6 +194,9 @@ def build_embedding_matrix(vocab, vectors, dim, strategy, token_lists=None, seed
     elif strategy == "chen":
         matrix[oov] = rng.normal(0.0, CHEN_OOV_STDDEV, size=shape)
         tunable, oov_init = np.ones(size, dtype=bool), f"normal(0, {CHEN_OOV_STDDEV}^2)"
+    elif strategy == "luo":
+        matrix[oov] = rng.normal(0.0, LUO_OOV_STDDEV, size=shape)
+        tunable, oov_init = np.ones(size, dtype=bool), f"normal(0, {LUO_OOV_STDDEV}^2)"
     elif strategy == "paria":
         matrix[oov] = rng.normal(0.0, PARIA_OOV_STDDEV, size=shape)
         tunable, oov_init = np.zeros(size, dtype=bool), f"normal(0, variance 0.06; sd {PARIA_OOV_STDDEV:.3f})"

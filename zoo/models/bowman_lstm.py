@@ -9,7 +9,8 @@ from zoo.models.rocktaschel_conditional import ROCKTASCHEL_DATA, ROCKTASCHEL_TRA
 from zoo.registry import register_model
 
 # Rocktäschel et al. §4: Bowman et al. fine-tune their (GloVe) word vectors, every row: the "bowman" strategy.
-BOWMAN_DATA = {**ROCKTASCHEL_DATA, "oov": "bowman"}
+# Bowman et al. 2015 §3.1 use the 300-d GloVe vectors of the 840B-token version.
+BOWMAN_DATA = {**ROCKTASCHEL_DATA, "embeddings": "glove-840b-300d", "oov": "bowman"}
 
 
 @register_model("bowman_lstm", model={"hidden_size": 100, "mlp_size": 200, "mlp_layers": 3, "dropout": 0.1},

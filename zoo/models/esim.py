@@ -7,14 +7,17 @@ from zoo.layers.alignment import dot_scores, enhance, mean_max_pool, soft_align
 from zoo.models.base import NLIModel
 from zoo.registry import register_model
 
-# §4 "Training": Adam (β1 0.9, β2 0.999), learning rate 0.0004, batch size 32. Gradient-norm clipping
-# at 10 is from the authors' released code (lukecq1231/nli, scripts/ESIM/train.py: clip_c=10), which clips
-# the norm of all gradients together: Keras' `global_clipnorm`.
+# §4 "Training": Adam (β1 0.9, β2 0.999), learning rate 0.0004, batch size 32. From the authors' released code
+# (lukecq1231/nli, scripts/ESIM/train.py and main.py): gradient-norm clipping at 10 over all gradients
+# together (Keras' `global_clipnorm`); after every epoch without a dev improvement the learning rate is
+# halved and the best weights reloaded, and training stops after more than 7 halvings (`patience`) with
+# a cap of 5,000 epochs (`zoo.training.callbacks.HalveOnPlateau`).
 ESIM_TRAIN = {"optimizer": "adam", "learning_rate": 4e-4, "beta_1": 0.9, "beta_2": 0.999, "batch_size": 32,
-              "global_clipnorm": 10.0}
+              "global_clipnorm": 10.0, "lr_decay": {"type": "halve_on_plateau", "factor": 0.5}, "patience": 7,
+              "epochs": 5000}
 # §4: 300-d GloVe 840B (cased: the released code builds a cased vocabulary), OOV words Gaussian samples,
 # every vector trained.
-ESIM_DATA = {"oov": "chen", "lowercase": False}
+ESIM_DATA = {"embeddings": "glove-840b-300d", "oov": "chen", "lowercase": False}
 
 
 @register_model("esim", model={"hidden_size": 300, "mlp_layers": 1, "dropout": 0.5},

@@ -14,7 +14,7 @@ WANG_JIANG_TRAIN = {"optimizer": "adam", "learning_rate": 1e-3, "beta_1": 0.9, "
                     "batch_size": 30, "lr_decay": {"type": "exponential", "rate": 0.95, "every_epochs": 1}}
 # §2.3: GloVe vectors, never updated; a word without one gets the average of the GloVe vectors of the
 # words within 4 positions of it. GloVe (6B / 840B) is read lowercased here.
-WANG_JIANG_DATA = {"oov": "wang_jiang", "lowercase": True}
+WANG_JIANG_DATA = {"embeddings": "glove-840b-300d", "oov": "wang_jiang", "lowercase": True}
 
 
 def _preset(hidden_size, encoder):

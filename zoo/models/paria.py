@@ -14,7 +14,8 @@ ATTENTIONS = ("softmax", "normalized")
 PARIA_TRAIN = {"optimizer": "adam", "learning_rate": 1e-3, "batch_size": 40}
 # Table I: sequence length 64. §IV: word2vec vectors, lowercased, not trained; OOV words get random
 # N(0, 0.06) vectors, also frozen: the "paria" strategy (zoo/data/embeddings.py reads 0.06 as the variance).
-PARIA_DATA = {"oov": "paria", "lowercase": True, "max_premise_length": 64, "max_hypothesis_length": 64}
+PARIA_DATA = {"embeddings": "word2vec-google-news-300", "oov": "paria", "lowercase": True,
+              "max_premise_length": 64, "max_hypothesis_length": 64}
 _EPSILON = 1e-6
 
 

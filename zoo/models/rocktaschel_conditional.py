@@ -13,12 +13,13 @@ from zoo.layers.conditional_encoder import ConditionalEncoder
 from zoo.models.base import NLIModel
 from zoo.registry import register_model
 
-# §3 / footnote 2: Adam with β1 0.9, β2 0.999; learning rate and dropout from the paper's grid
-# ([1e-4, 3e-4, 1e-3] and [0.0, 0.1, 0.2]); the paper does not say which values won or the batch size.
+# §3 / footnote 2: Adam with β1 0.9, β2 0.999; learning rate, dropout and ℓ2 strength from the paper's grid
+# ([1e-4, 3e-4, 1e-3], [0.0, 0.1, 0.2] and [0.0, 1e-4, 3e-4, 1e-3]); the paper does not say which values
+# won or the batch size. `l2` adds l2 * Σ‖W‖² over the weight matrices outside the word vectors.
 ROCKTASCHEL_TRAIN = {"optimizer": "adam", "learning_rate": 1e-3, "beta_1": 0.9, "beta_2": 0.999,
-                     "batch_size": 32}
+                     "batch_size": 32, "l2": 0.0}
 # §2.2.1: word2vec vectors fixed; words without one uniform(-0.05, 0.05) and trained.
-ROCKTASCHEL_DATA = {"oov": "rocktaschel", "lowercase": False}
+ROCKTASCHEL_DATA = {"embeddings": "word2vec-google-news-300", "oov": "rocktaschel", "lowercase": False}
 # §2.2.1: "a softmax layer over the output of a non-linear projection of the last output vector into the
 # target space of the three classes": logits = tanh(W h + b). The paper names no non-linearity; tanh is
 # the one of every other layer it defines (Eq. 7, 10, 11, 13, 14). "linear" gives the plain softmax layer.

@@ -34,8 +34,12 @@ def build_parser():
     parser.add_argument("--roles", default=None, metavar="ROLE=SPLIT,...",
                         help="which of the corpus' splits is train, validation (dev) and test, e.g. "
                              "test=dev_matched (defaults per corpus are printed; see docs/data.md)")
-    parser.add_argument("--embeddings", default="glove-6b-50d",
-                        help="'glove-6b-50d' (default, offline), a GloVe/word2vec text file (.txt/.gz/.zip), "
+    parser.add_argument("--embeddings", default=None,
+                        help="word vectors; default: the paper's (the preset's `embeddings`, e.g. "
+                             "word2vec-google-news-300 for Rocktäschel et al.). 'glove-6b-50d' (installed from "
+                             "PyPI, offline); a name downloaded once into the cache ($NLI_ZOO_CACHE, default "
+                             "~/.cache/nli-zoo): glove-840b-300d, glove-6b-300d, word2vec-google-news-300, "
+                             "fasttext-crawl-300d-2m; a vector file (.txt/.vec/.gz/.zip, word2vec .bin/.bin.gz); "
                              "or 'none' (random vectors, all trainable)")
     parser.add_argument("--embedding-dim", type=int, default=300,
                         help="word vector size with --embeddings none (default 300, as in the papers)")
@@ -125,7 +129,8 @@ def parse_overrides(items):
 
 
 def collect_overrides(args):
-    """All preset overrides of the command line: `--set` plus the `--epochs`/`--batch-size` shortcuts.
+    """All preset overrides of the command line: `--set` plus the `--epochs`/`--batch-size`/`--embeddings`
+    shortcuts.
 
     Args:
         args: parsed arguments.
@@ -138,4 +143,6 @@ def collect_overrides(args):
         overrides["epochs"] = args.epochs
     if args.batch_size is not None:
         overrides["batch_size"] = args.batch_size
+    if getattr(args, "embeddings", None) is not None:
+        overrides["embeddings"] = args.embeddings
     return overrides

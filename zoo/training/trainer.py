@@ -78,6 +78,22 @@ def run_identity(args, preset):
     return identity
 
 
+def check_vectors_available(embeddings):
+    """Fetches named word vectors now (at once when cached), so that a machine without network stops
+    before any data is read, with the offline options in the message.
+
+    Raises:
+        TrainError: when they can be neither found in the cache nor downloaded.
+    """
+    from zoo.data.vectors import CATALOG, fetch_vectors
+
+    if embeddings in CATALOG:
+        try:
+            fetch_vectors(embeddings)
+        except (RuntimeError, OSError, ValueError) as error:
+            raise TrainError(str(error)) from None
+
+
 def load_init_run(args, preset, tokenizer):
     """The run `--init-from` names, checked to fit the new run (same model, sizes and tokenizer), or None.
 
@@ -288,8 +304,10 @@ def train(args):
     from zoo.training.evaluation import format_results
 
     preset = resolve_preset(args)
+    args.embeddings = preset["data"]["embeddings"]  # the paper's vectors unless --embeddings says otherwise
     if args.members:
         return combine_members(args, preset)
+    check_vectors_available(args.embeddings)
     run_dir = worker_run_dir(args.run_dir or runs.default_run_dir(args.model))
     identity = run_identity(args, preset)
     try:
