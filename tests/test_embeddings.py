@@ -368,5 +368,7 @@ def test_presets_name_the_papers_rules():
     assert zoo.get_preset("paria_btree")["data"]["oov"] == "paria"
     assert zoo.get_preset("bowman_lstm")["data"]["oov"] == "bowman"
     assert zoo.get_preset("rocktaschel_wbw")["data"]["oov"] == "rocktaschel"
+    assert zoo.get_preset("luo_matrix")["data"]["oov"] == "luo" and zoo.get_preset("esim")["data"]["oov"] == "chen"
     bowman, rocktaschel = zoo.get_preset("bowman_lstm")["data"], zoo.get_preset("rocktaschel_wbw")["data"]
-    assert {**bowman, "oov": "rocktaschel"} == rocktaschel  # only the OOV rule differs
+    # Only the OOV rule and the vectors (Bowman et al.: GloVe 840B; Rocktäschel et al.: word2vec) differ.
+    assert {**bowman, "oov": "rocktaschel", "embeddings": "word2vec-google-news-300"} == rocktaschel
