@@ -8,6 +8,10 @@ token mask in-model, so the tree models also run on token ids alone.
 The levels run as one recurrent loop (a `keras.layers.RNN` whose k-th step is level k): leaves
 first, outside the loop (their children are empty); then at level k every internal node is computed
 from its children, gathered with `take_along_axis`, and kept only where the node's level is k (`where`).
+The loop is traced once whatever `max_depth` is (an unrolled Python loop over 48 levels took about a
+minute to trace per model), compiles under XLA on TensorFlow and differentiates on JAX. A node whose
+level exceeds the number of levels computed stays zero, so `max_depth` must cover the data
+(`zoo.data.trees` checks).
 
 Complete trees have two readings, both built from the same node layout (levels = pairing rounds):
 - carried (`BinaryTreeLSTM(padded=False)`, Paria et al.'s btree with its "2n-1 encodings"): a node
@@ -19,10 +23,6 @@ Complete trees have two readings, both built from the same node layout (levels =
   through k - 1 - j padding parents, exactly as in the full binary tree over the words followed by
   padding leaves. Padding parents feed the tree-LSTM only: they are not among the 2n - 1 nodes the
   layer returns (which the models attend over and pool), so the node layout is the same either way.
-The loop is traced once whatever `max_depth` is (an unrolled Python loop over 48 levels took about a
-minute to trace per model), compiles under XLA on TensorFlow and differentiates on JAX. A node whose
-level exceeds the number of levels computed stays zero, so `max_depth` must cover the data
-(`zoo.data.trees` checks).
 """
 
 import math
