@@ -30,6 +30,9 @@ def main(argv=None):
         exits with status 2.
     """
     args = build_parser().parse_args(argv)
+    from zoo.training import compile_cache
+
+    compile_cache.enable(args.compile_cache, backend="tensorflow")  # before TensorFlow starts
     # tf.data datasets of unknown length end each epoch this way; Keras warns every epoch.
     warnings.filterwarnings("ignore", message="Your input ran out of data")
     from zoo.training.trainer import train

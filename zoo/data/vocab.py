@@ -11,8 +11,6 @@ vocab.tf_lookup(tf.constant(["a", "cat"]))   # int32 [3, 1], in graph
 import collections
 import os
 
-import tensorflow as tf
-
 from zoo.constants import NULL_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID  # noqa: F401 (re-exported)
 
 PAD, UNK, NULL = SPECIAL_TOKENS
@@ -128,6 +126,8 @@ class Vocabulary:
 
         Track it on an exported module (e.g. `module.vocab_table = vocab.table`) to ship it in a SavedModel.
         """
+        import tensorflow as tf  # only here: building and saving a vocabulary needs no TensorFlow
+
         if self._table is None:
             with tf.init_scope():
                 init = tf.lookup.KeyValueTensorInitializer(
@@ -144,6 +144,8 @@ class Vocabulary:
         Returns:
             int32 ids of the same shape (ragged if the input is).
         """
+        import tensorflow as tf
+
         if isinstance(tokens, tf.RaggedTensor):
             return tf.ragged.map_flat_values(self.tf_lookup, tokens)
         return tf.cast(self.table.lookup(tokens), tf.int32)

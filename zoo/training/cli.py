@@ -69,8 +69,11 @@ def build_parser():
                         help="mixed precision policy: bf16 (mixed_bfloat16) or fp16 (mixed_float16)")
     parser.add_argument("--jit-compile", choices=("auto", "true", "false"), default="auto",
                         type=str.lower, help="XLA compilation of the training step: auto (Keras decides: XLA on "
-                        "GPU/TPU unless a layer needs cuDNN or a distribution strategy is used; see "
-                        "docs/training.md), true or false")
+                        "GPU/TPU unless an LSTM runs on cuDNN or a distribution strategy is used; see "
+                        "docs/training.md), true (LSTMs switch from cuDNN to XLA loops) or false")
+    parser.add_argument("--compile-cache", default=None, metavar="DIR",
+                        help="persistent XLA compilation cache, so that a rerun pays no compilation "
+                             "(default $NLI_ZOO_CACHE/xla, i.e. ~/.cache/nli-zoo/xla; 'none': off)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--log-every", type=int, default=100,
                         help="write batch-level TensorBoard scalars every N steps (0 = per epoch only)")

@@ -195,6 +195,10 @@ def build_model(model_name, preset, vocab_size, embeddings, strategy, jit_compil
             raise TrainError(f"cannot build {model_name!r} with {preset['model']}: {error}") from None
         if matrix is not None:
             model.set_embeddings(matrix, mask)
+        if jit_compile is True:
+            from zoo.training.kernels import use_xla_loops
+
+            use_xla_loops(model)  # else Keras keeps XLA off on a GPU for cuDNN-capable LSTMs
         model.compile(optimizer=make_optimizer(preset["train"]), loss=make_loss(model, preset["train"].get("l2")),
                       weighted_metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
                       jit_compile=jit_compile)
@@ -390,7 +394,11 @@ def fit_and_evaluate(args, preset, run_dir, model, splits, vocab, tokenizer, cov
              "strategy": args.strategy, "mixed_precision": args.mixed_precision or "none", "seed": args.seed}
     callbacks, history = make_callbacks(args, preset, run_dir, logdir, pairs, dev_subset,
                                         os.path.basename(os.path.abspath(run_dir)), extra)
-    print(f"[train] XLA (jit_compile): {model.jit_compile}", flush=True)
+    from zoo.training.kernels import gpu_plan
+
+    plan = gpu_plan(model, distributed=model.distribute_strategy.num_replicas_in_sync > 1)
+    print(f"[train] XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} LSTM(s) "
+          f"on cuDNN, {len(plan['loops'])} other recurrent loop(s); {plan['why']}", flush=True)
     fit_started = time.time()
     if state != "evaluate":
         model.fit(datasets["train"], validation_data=datasets["validation"], epochs=preset["train"]["epochs"],

@@ -1,0 +1,50 @@
+"""A persistent compilation cache, so that a rerun of the same training pays XLA's compilations once.
+
+- TensorFlow: XLA executables of `jit_compile` steps go to `--tf_xla_persistent_cache_directory`, a flag
+  read from `TF_XLA_FLAGS` when TensorFlow starts: `enable(directory)` must run before TensorFlow is
+  imported (`train.py` does it first thing).
+- JAX: `jax_compilation_cache_dir`, with the minimum compile time and entry size set to 0 so that every
+  step's executable is kept.
+Tracing is not cached by either: a new process still traces each batch shape once (seconds), which is
+why the batch shapes are few (`zoo.data.batching`).
+"""
+
+import os
+
+DEFAULT_SUBDIR = "xla"
+
+
+def default_directory():
+    """`$NLI_ZOO_CACHE/xla`, else `$XDG_CACHE_HOME/nli-zoo/xla`, else `~/.cache/nli-zoo/xla`."""
+    root = os.environ.get("NLI_ZOO_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "nli-zoo")
+    return os.path.join(root, DEFAULT_SUBDIR)
+
+
+def enable(directory=None, backend=None):
+    """Turns the persistent compilation cache of the backend on.
+
+    Args:
+        directory: the cache directory (default `default_directory()`); `"none"` turns nothing on.
+        backend: `"tensorflow"`, `"jax"` or None (both: the TensorFlow flag and, if JAX is imported or the
+            Keras backend is JAX, JAX's option).
+
+    Returns:
+        the directory used, or None.
+    """
+    if directory == "none":
+        return None
+    directory = os.path.abspath(os.path.expanduser(directory or default_directory()))
+    os.makedirs(directory, exist_ok=True)
+    if backend in (None, "tensorflow"):
+        flag = f"--tf_xla_persistent_cache_directory={directory}"
+        flags = os.environ.get("TF_XLA_FLAGS", "")
+        if "--tf_xla_persistent_cache_directory" not in flags:
+            os.environ["TF_XLA_FLAGS"] = f"{flags} {flag}".strip()
+    if backend == "jax" or (backend is None and os.environ.get("KERAS_BACKEND") == "jax"):
+        import jax
+
+        jax.config.update("jax_compilation_cache_dir", directory)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    return directory
