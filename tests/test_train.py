@@ -287,3 +287,11 @@ def test_multi_worker_with_a_one_worker_cluster(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "MultiWorkerMirroredStrategy on 1 replica(s)" in result.stdout
     assert (tmp_path / "mw" / "results.json").exists()  # worker 0 is the chief: it writes the run
+
+
+def test_runs_written_before_a_setting_existed_load_as_trained():
+    config = {"model": "rocktaschel_wbw", "vocabulary_size": 20, "embedding_dim": 4, "tunable_words": "all",
+              "num_tunable": 0, "preset": {"model": {"hidden_size": 4, "dropout": 0.1, "two_way": False}}}
+    assert runs.build_model(config).classifier_activation == "linear"  # the classifier of runs before tanh
+    config["preset"]["model"]["classifier_activation"] = "tanh"
+    assert runs.build_model(config).classifier_activation == "tanh"

@@ -26,8 +26,11 @@ Trees:
   bracket with more than two children is binarized right-branching (SNLI's binary parses have none).
 - `complete_tree`: Chen et al.'s "full binary tree" (Table 2 row 18) and Paria et al.'s btree: adjacent
   nodes paired recursively, level by level; a node left without a partner at a level (the count is not
-  a power of two) is carried up unchanged, as if paired with an empty padding node, so there are still
-  2n - 1 nodes. The same tree is built in-model from the token mask by `zoo.layers.tree_lstm.complete_tree`.
+  a power of two) is carried up unchanged to the round where it finds a partner, so there are exactly
+  2n - 1 nodes (levels are pairing rounds). Paria's btree reads this tree as it is; Chen's full binary
+  tree (`esim_tree`) inserts padding nodes, which `BinaryTreeLSTM(padded=True)` computes inside the
+  tree-LSTM without adding node slots. The same tree is built in-model from the token mask by
+  `zoo.layers.tree_lstm.complete_tree`.
 
 Example:
 ```python

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from zoo.layers.masking import recurrent_mask
+
 
 class ConditionalEncoder(keras.layers.Layer):
     """Reads the premise with one LSTM, then a delimiter and the hypothesis with a second LSTM whose
@@ -39,7 +41,7 @@ class ConditionalEncoder(keras.layers.Layer):
 
     def call(self, premise, hypothesis, delimiter, premise_mask, hypothesis_mask, training=False):
         premise_outputs, _, premise_cell = self.premise_lstm(
-            premise, mask=premise_mask, training=training)              # Y [B, L, k], c_L [B, k]
+            premise, mask=recurrent_mask(premise_mask), training=training)              # Y [B, L, k], c_L [B, k]
         reading = ops.concatenate([delimiter, hypothesis], axis=1)      # [B, 1 + N, k]
         reading_mask = ops.concatenate(
             [ops.ones_like(hypothesis_mask[:, :1]), hypothesis_mask], axis=1)

@@ -19,6 +19,19 @@ def padding_mask(ids):
     return ops.not_equal(ids, PAD_ID)
 
 
+def recurrent_mask(mask):
+    """The mask to give a `keras.layers.LSTM`: `mask` `[B, L]` with the first position always real.
+
+    On a TensorFlow GPU the LSTM runs on cuDNN, which asserts that no row of its mask is all False; an
+    empty sentence (an empty request string, say) would otherwise stop training or serving there. With
+    this mask an empty sentence is read as one padding position. Rows with a real token are unchanged
+    (right padding puts it first), so padding still changes no prediction; the real `mask` keeps
+    guarding attention and pooling.
+    """
+    first = ops.expand_dims(ops.equal(ops.arange(ops.shape(mask)[1]), 0), 0)   # [1, L]
+    return ops.logical_or(ops.cast(mask, "bool"), first)
+
+
 def masked_softmax(scores, mask, axis=-1):
     """Softmax over `axis` that gives padding positions exactly zero weight.
 

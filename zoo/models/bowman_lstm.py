@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from zoo.layers.masking import last_real
+from zoo.layers.masking import last_real, recurrent_mask
 from zoo.models.base import NLIModel
 from zoo.models.rocktaschel_conditional import ROCKTASCHEL_DATA, ROCKTASCHEL_TRAIN
 from zoo.registry import register_model
@@ -51,7 +51,7 @@ class BowmanLSTM(NLIModel):
     def encode(self, sentence, mask, training=False):
         """The LSTM output at the last real word `[B, k]` (zeros for an empty sentence)."""
         x = self.input_dropout(self.projection(sentence), training=training)  # [B, L, k]
-        outputs = self.encoder(x, mask=mask, training=training)                # [B, L, k]
+        outputs = self.encoder(x, mask=recurrent_mask(mask), training=training)                # [B, L, k]
         return ops.where(ops.any(mask, axis=1, keepdims=True), last_real(outputs, mask), 0.0)
 
     def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from zoo.layers.alignment import dot_scores, enhance, mean_max_pool, soft_align
+from zoo.layers.masking import recurrent_mask
 from zoo.models.base import NLIModel
 from zoo.registry import register_model
 
@@ -89,13 +90,13 @@ class ESIM(NLIModel):
     def compose(self, m, mask, training=False):
         """[ave; max] of the composition BiLSTM over F(m) `[B, L, 8h]` -> `[B, 4h]` (§3.3, Eq. 18-19)."""
         x = self.projection_dropout(self.projection(m), training=training)          # F(m) [B, L, h]
-        v = self.composition(x, mask=mask, training=training)                       # [B, L, 2h]
+        v = self.composition(x, mask=recurrent_mask(mask), training=training)                       # [B, L, 2h]
         return mean_max_pool(v, mask)                                                # (18)/(19)
 
     def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
-        a_bar = self.input_encoder(self.input_dropout(premise, training=training), mask=premise_mask,
+        a_bar = self.input_encoder(self.input_dropout(premise, training=training), mask=recurrent_mask(premise_mask),
                                    training=training)                               # (1) [B, Lp, 2h]
-        b_bar = self.input_encoder(self.input_dropout(hypothesis, training=training), mask=hypothesis_mask,
+        b_bar = self.input_encoder(self.input_dropout(hypothesis, training=training), mask=recurrent_mask(hypothesis_mask),
                                    training=training)                               # (2) [B, Lh, 2h]
         a_tilde, b_tilde, weights_a, weights_b = soft_align(
             self.scores(a_bar, b_bar), a_bar, b_bar, premise_mask, hypothesis_mask)  # (11)-(13)

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from zoo.layers.cells import MatchLSTMCell
+from zoo.layers.masking import recurrent_mask
 from zoo.models.base import NLIModel
 from zoo.registry import register_model
 
@@ -114,7 +115,7 @@ class MatchLSTM(NLIModel):
     def encode(self, words, mask, encoder, training=False):
         """h `[B, L, d]` (`[B, L, 2d]` with a bi-LSTM; the word vectors with `encoder="none"`)."""
         x = self.input_dropout(words, training=training)
-        return x if encoder is None else encoder(x, mask=mask, training=training)
+        return x if encoder is None else encoder(x, mask=recurrent_mask(mask), training=training)
 
     def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
         d = self.hidden_size

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from zoo.layers.masking import masked_softmax
+from zoo.layers.masking import masked_softmax, recurrent_mask
 from zoo.layers.tree_lstm import BinaryTreeLSTM, complete_tree, interleave, node_mask, num_levels
 from zoo.models.base import NLIModel
 from zoo.registry import register_model
@@ -171,7 +171,7 @@ class Paria(NLIModel):
         """S_e `[B, M, D]` and its mask `[B, M]` (Eq. 2); D = `element_size`."""
         s = self.word_layer(words)                                                   # σ(W^T w) [B, L, D]
         if self.encoder == "bilstm":
-            v = self.sentence_encoder(s, mask=mask, training=training)               # [B, L, D = 2H]
+            v = self.sentence_encoder(s, mask=recurrent_mask(mask), training=training)               # [B, L, D = 2H]
             elements = ops.reshape(ops.stack([s, v], axis=2),
                                    (ops.shape(s)[0], -1, self.element_size))         # (s_1, v_1, ...) [B, 2L, D]
             element_mask = ops.reshape(ops.stack([mask, mask], axis=2), (ops.shape(mask)[0], -1))
@@ -192,7 +192,7 @@ class Paria(NLIModel):
             weights = normalized_attention(scores, pair_mask)                        # (3), as published
         t = ops.einsum("bqp,bpd->bqd", ops.cast(weights, p_e.dtype), p_e)           # t_p [B, Mh, D]
         o, gates = self.operators(ops.concatenate([t, h_e], axis=-1))               # (4) [B, Mh, s]
-        a = self.aggregator(o, mask=h_mask, training=training)                       # (5) A [B, s]
+        a = self.aggregator(o, mask=recurrent_mask(h_mask), training=training)                       # (5) A [B, s]
         logits = self.classifier(self.batch_norm(a, training=training))              # (5)
         return {"logits": logits, "attention": weights, "premise_mask": p_mask, "hypothesis_mask": h_mask,
                 "gates": ops.where(h_mask[..., None], gates, 0.0)}

@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from zoo.layers.cells import WordByWordAttentionCell
-from zoo.layers.masking import last_real
+from zoo.layers.masking import last_real, recurrent_mask
 from zoo.models.base import NLIModel
 from zoo.models.match_lstm import WANG_JIANG_DATA, WANG_JIANG_TRAIN
 from zoo.registry import register_model
@@ -62,9 +62,9 @@ class WangJiangWordByWord(NLIModel):
         self.classifier = keras.layers.Dense(self.num_classes, dtype="float32", name="classifier")
 
     def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
-        h_s = self.premise_lstm(self.input_dropout(premise, training=training), mask=premise_mask,
+        h_s = self.premise_lstm(self.input_dropout(premise, training=training), mask=recurrent_mask(premise_mask),
                                 training=training)                                  # [B, Lp, d]
-        h_t = self.hypothesis_lstm(self.input_dropout(hypothesis, training=training), mask=hypothesis_mask,
+        h_t = self.hypothesis_lstm(self.input_dropout(hypothesis, training=training), mask=recurrent_mask(hypothesis_mask),
                                    training=training)                               # [B, Lh, d]
         h_t_n = ops.where(ops.any(hypothesis_mask, axis=1, keepdims=True),
                           last_real(h_t, hypothesis_mask), 0.0)                     # h^t_N [B, d]

@@ -140,8 +140,16 @@ class RunConflictError(ValueError):
     """The run directory holds a run with other settings."""
 
 
+# Model settings added after runs were written, with the value those runs were trained with: a run
+# whose config lacks one gets this value, not the current preset's.
+LEGACY_MODEL_SETTINGS = {"classifier_activation": "linear", "complete_trees": "carried"}
+
+
 def build_model(config):
     """Builds (with weights created, not loaded) the model a run config describes.
+
+    A setting the run's config lacks takes the value runs had before it existed (`LEGACY_MODEL_SETTINGS`),
+    so an older run loads as it was trained.
 
     Args:
         config: a run's `config.json` content.
@@ -151,10 +159,14 @@ def build_model(config):
     """
     import zoo
 
+    settings = dict(config["preset"]["model"])
+    preset = zoo.get_preset(config["model"])["model"]
+    for key, value in LEGACY_MODEL_SETTINGS.items():
+        if key in preset and key not in settings:
+            settings[key] = value
     return zoo.create_model(
         config["model"], vocabulary_size=config["vocabulary_size"], embedding_dim=config["embedding_dim"],
-        tunable_words=config["tunable_words"], num_tunable=config["num_tunable"],
-        **config["preset"]["model"])
+        tunable_words=config["tunable_words"], num_tunable=config["num_tunable"], **settings)
 
 
 class Run:
