@@ -65,6 +65,9 @@ def build_parser():
     parser.add_argument("--strategy", choices=STRATEGIES, default="auto",
                         help="distribution strategy; auto = mirrored over all GPUs when more than one "
                              "is visible, else the default strategy")
+    parser.add_argument("--cluster-timeout", type=float, default=None, metavar="SECONDS",
+                        help="--strategy multi_worker: stop with an error when the workers of TF_CONFIG are not "
+                             "all up within SECONDS (default 300; 0 waits forever)")
     parser.add_argument("--mixed-precision", choices=sorted(MIXED_PRECISION), default=None,
                         help="mixed precision policy: bf16 (mixed_bfloat16) or fp16 (mixed_float16)")
     parser.add_argument("--jit-compile", choices=("auto", "true", "false"), default="auto",

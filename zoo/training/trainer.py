@@ -136,15 +136,17 @@ def copy_weights(source, target):
 
 
 def worker_run_dir(run_dir):
-    """The directory this process writes: the run directory, or a scratch one for non-chief workers."""
-    import json
+    """The directory this process writes: the run directory, or `RUN/workers/TYPE-INDEX` for a non-chief
+    worker of the multi-worker strategy created in this process (`zoo.training.strategy.worker_task`),
+    reset to a copy of the chief's run state (`zoo.training.strategy.follow_chief`)."""
+    from zoo.training.strategy import follow_chief, worker_task
 
-    from zoo.training.strategy import is_chief
-
-    if is_chief():
+    task = worker_task()
+    if task is None or task.chief:
         return run_dir
-    task = json.loads(os.environ["TF_CONFIG"])["task"]
-    return os.path.join(run_dir, "workers", f"{task['type']}-{task['index']}")
+    scratch = os.path.join(run_dir, "workers", task.name)
+    follow_chief(run_dir, scratch)  # resume where the chief resumes
+    return scratch
 
 
 # Model -------------------------------------------------------------------------------------------
@@ -297,7 +299,7 @@ def train(args):
     if args.cpu_devices:
         configure_cpu_devices(args.cpu_devices)
     try:  # first: MultiWorkerMirroredStrategy must exist before TensorFlow runs anything
-        strategy = make_strategy(args.strategy)
+        strategy = make_strategy(args.strategy, cluster_timeout=getattr(args, "cluster_timeout", None))
     except ValueError as error:
         raise TrainError(str(error)) from None
     import keras
