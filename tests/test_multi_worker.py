@@ -197,8 +197,9 @@ def test_two_workers_train_like_one_process_and_only_the_chief_writes_the_run(tm
         for key in ("loss", "val_loss", "accuracy", "val_accuracy"):
             assert a[key] == pytest.approx(b[key], rel=1e-5, abs=1e-6), context
     assert results["best_epoch"] == alone["best_epoch"], context
-    # Tolerance: measured differences are <= 3e-7 (float32 sums in another order); a worker that trained
-    # on its own 8 rows per step would differ by ~5e-3 (batch 8 instead of 16, measured).
+    # The best weights (epoch 1: 4 Adam steps, each moving a weight by up to about lr = 1e-3). Tolerance
+    # 1e-5: the measured differences are <= 3e-7 (float32 sums in another order), while a wrong split,
+    # e.g. each step on 8 rows (batch 8 instead of 16), differs by ~5e-3 (measured).
     for w1, w2 in zip(model_weights(run), model_weights(tmp_path / "one")):
         np.testing.assert_allclose(w1, w2, rtol=0, atol=1e-5)
 
