@@ -274,21 +274,6 @@ def test_resume_after_sigkill(tmp_path):
     assert [e["epoch"] for e in results["history"]] == [1, 2, 3] and results["epochs_run"] == 3
 
 
-def test_multi_worker_with_a_one_worker_cluster(tmp_path):
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("localhost", 0))
-        port = s.getsockname()[1]
-    env = dict(subprocess_env(), TF_CONFIG=json.dumps(
-        {"cluster": {"worker": [f"localhost:{port}"]}, "task": {"type": "worker", "index": 0}}))
-    result = run_cli(tiny_args(tmp_path / "mw", "--epochs", "1", "--strategy", "multi_worker",
-                               "--attention-examples", "0", model="bowman_lstm"), env=env)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "MultiWorkerMirroredStrategy on 1 replica(s)" in result.stdout
-    assert (tmp_path / "mw" / "results.json").exists()  # worker 0 is the chief: it writes the run
-
-
 def test_runs_written_before_a_setting_existed_load_as_trained():
     config = {"model": "rocktaschel_wbw", "vocabulary_size": 20, "embedding_dim": 4, "tunable_words": "all",
               "num_tunable": 0, "preset": {"model": {"hidden_size": 4, "dropout": 0.1, "two_way": False}}}
