@@ -80,7 +80,16 @@ def make_dataset(examples, vocab, tokenizer, batch_size, shuffle=False, seed=0, 
     grid = grid or LengthGrid.for_max_lengths(max_premise_length, max_hypothesis_length)
     ds = pad_and_batch(ds, batch_size, grid, lambda p, h: ({"premise": [p], "hypothesis": [h]}, []),
                        ({"premise": PAD_ID, "hypothesis": PAD_ID}, 0), bucket, drop_remainder, shape_log)
-    return ds.prefetch(tf.data.AUTOTUNE)
+    return with_data_sharding(ds).prefetch(tf.data.AUTOTUNE)
+
+
+def with_data_sharding(ds):
+    """Multi-worker training shards this dataset by data: every worker builds the same batches and takes
+    its slice of each, so all take the same number of steps (sharding by file, which tf.data would
+    choose for a file-based source, could give workers different numbers of batches and hang them)."""
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    return ds.with_options(options)
 
 
 def pad_and_batch(ds, batch_size, grid, padded_shapes, padding_values, bucket=True, drop_remainder=False,

@@ -119,7 +119,7 @@ def prepare_run_dir(run_dir, identity, overwrite=False):
             raise RunConflictError(f"{run_dir} exists and is not a run directory; "
                                    "choose another --run-dir or pass --overwrite")
         if os.path.isdir(run_dir) and overwrite:
-            shutil.rmtree(run_dir)
+            clear_run_dir(run_dir)
         return "new"
     differences = config_differences(old, identity)
     finished = os.path.exists(os.path.join(run_dir, RESULTS_FILE))
@@ -128,12 +128,25 @@ def prepare_run_dir(run_dir, identity, overwrite=False):
             raise RunConflictError(
                 f"{run_dir} holds a run with other settings ({'; '.join(differences)}); rerun with the "
                 "same settings to resume, choose another --run-dir, or pass --overwrite to start again")
-        shutil.rmtree(run_dir)
+        clear_run_dir(run_dir)
         return "new"
     if finished:
         return "finished"
     history = read_json(os.path.join(run_dir, HISTORY_FILE), {})
     return "evaluate" if history.get("finished") else "resume"
+
+
+def clear_run_dir(run_dir):
+    """Deletes a run directory's content, but not `workers/`: other workers of a multi-worker run may be
+    writing there right now (each resets its own folder from the chief's state when it starts)."""
+    for name in os.listdir(run_dir):
+        if name == "workers":
+            continue
+        path = os.path.join(run_dir, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.remove(path)
 
 
 class RunConflictError(ValueError):

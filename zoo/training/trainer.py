@@ -403,8 +403,7 @@ def fit_and_evaluate(args, preset, run_dir, model, splits, vocab, tokenizer, cov
           f"on cuDNN, {len(plan['loops'])} other recurrent loop(s); {plan['why']}", flush=True)
     fit_started = time.time()
     if state != "evaluate":
-        model.fit(datasets["train"], validation_data=datasets["validation"], epochs=preset["train"]["epochs"],
-                  callbacks=callbacks, verbose=args.verbose, shuffle=False)
+        fit_in_cluster(model, datasets, preset, callbacks, args)
         print(f"[train] training saw {shapes['train'].describe()}; validation saw "
               f"{shapes['validation'].describe()}", flush=True)
     fit_seconds = time.time() - fit_started
@@ -430,6 +429,27 @@ def fit_and_evaluate(args, preset, run_dir, model, splits, vocab, tokenizer, cov
     }
     write_test_summaries(logdir, results, max(len(epochs) - 1, 0))
     return results
+
+
+def fit_in_cluster(model, datasets, preset, callbacks, args):
+    """`model.fit` over the training and dev datasets; under `--strategy multi_worker`, a peer that stops
+    mid-training (killed, machine lost) ends this worker with one line instead of a TensorFlow traceback.
+
+    Raises:
+        TrainError: a worker of the cluster stopped.
+    """
+    import tensorflow as tf
+
+    try:
+        model.fit(datasets["train"], validation_data=datasets["validation"], epochs=preset["train"]["epochs"],
+                  callbacks=callbacks, verbose=args.verbose, shuffle=False)
+    except tf.errors.OpError as error:  # the class a lost peer surfaces as varies (Unavailable, Aborted, ...)
+        if args.strategy != "multi_worker":
+            raise
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise TrainError(f"training stopped on a TensorFlow error in the cluster ({type(error).__name__}: "
+                         f"{first[:200]}); if a worker stopped, rerun every worker's command to resume from the "
+                         "last finished epoch") from None
 
 
 def parameter_counts(model):
