@@ -29,6 +29,8 @@ class EvaluateError(Exception):
 
 def build_parser():
     """The `evaluate.py` argument parser."""
+    from zoo.training.cli import add_corpus_options
+
     parser = argparse.ArgumentParser(prog="evaluate.py", description="Score a trained run or a SavedModel on "
                                      "labelled NLI pairs: accuracy, per-class accuracy, confusion matrix, genres.")
     model = parser.add_mutually_exclusive_group(required=True)
@@ -41,11 +43,7 @@ def build_parser():
     parser.add_argument("--split", default="test",
                         help="a role (train, validation or dev, test; default test), one of the corpus' own "
                              "split names (e.g. dev_matched), or 'all'; a single file is one split")
-    parser.add_argument("--fields", default=None, metavar="TARGET=FIELD,...",
-                        help="NLI files: which record fields hold the pair (default SNLI's: "
-                             "premise=sentence1,hypothesis=sentence2,label=gold_label)")
-    parser.add_argument("--labels", default=None, metavar="DATA=LABEL,...",
-                        help="NLI files: map the data's labels to entailment/neutral/contradiction (or 0/1/2)")
+    add_corpus_options(parser)
     parser.add_argument("--max-examples", type=int, default=None, help="score only the first N pairs of each split")
     parser.add_argument("--batch-size", type=int, default=None,
                         help="pairs per batch (default: the run's batch size; 256 for a SavedModel)")

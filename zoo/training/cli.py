@@ -25,12 +25,7 @@ def build_parser():
                         help="a corpus on disk, replacing --dataset: an snli_1.0 or multinli_1.0 folder or zip, "
                              "SICK.txt (or its folder), a folder of train/dev/test NLI files, or one NLI file "
                              "(.jsonl, .tsv, .csv)")
-    parser.add_argument("--fields", default=None, metavar="TARGET=FIELD,...",
-                        help="NLI files: which record fields hold the pair, e.g. "
-                             "premise=sentence1,hypothesis=sentence2,label=gold_label (the default)")
-    parser.add_argument("--labels", default=None, metavar="DATA=LABEL,...",
-                        help="NLI files: map the data's labels to entailment/neutral/contradiction (or 0/1/2), "
-                             "e.g. entails=entailment,contradicts=contradiction")
+    add_corpus_options(parser)
     parser.add_argument("--roles", default=None, metavar="ROLE=SPLIT,...",
                         help="which of the corpus' splits is train, validation (dev) and test, e.g. "
                              "test=dev_matched (defaults per corpus are printed; see docs/data.md)")
@@ -95,6 +90,16 @@ def build_parser():
     parser.add_argument("--cpu-devices", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--pause-after-epoch", type=float, default=0.0, help=argparse.SUPPRESS)
     return parser
+
+
+def add_corpus_options(parser):
+    """`--fields` and `--labels`, which say how to read an NLI file (train.py and evaluate.py)."""
+    parser.add_argument("--fields", default=None, metavar="TARGET=FIELD,...",
+                        help="NLI files: which record fields hold the pair, e.g. "
+                             "premise=sentence1,hypothesis=sentence2,label=gold_label (the default)")
+    parser.add_argument("--labels", default=None, metavar="DATA=LABEL,...",
+                        help="NLI files: map the data's labels to entailment/neutral/contradiction (or 0/1/2), "
+                             "e.g. entails=entailment,contradicts=contradiction")
 
 
 def parse_value(text):
