@@ -99,3 +99,22 @@ def test_each_preset_names_its_papers_vectors():
         assert zoo.get_preset(name)["data"]["embeddings"] == vectors
     args = cli.build_parser().parse_args(["--model", "esim", "--embeddings", "glove-6b-50d"])
     assert trainer.resolve_preset(args)["data"]["embeddings"] == "glove-6b-50d"
+
+
+def test_without_network_the_papers_vectors_stop_train_py_at_once(tmp_path, monkeypatch, capsys):
+    import time
+
+    import train as train_script
+    from zoo.data import vectors
+
+    monkeypatch.setenv("NLI_ZOO_CACHE", str(tmp_path / "cache"))  # nothing cached
+    monkeypatch.setattr(vectors, "_host_reachable", lambda *args, **kwargs: False)  # no network
+    started = time.monotonic()
+    with pytest.raises(SystemExit) as exit_:
+        train_script.main(["--model", "rocktaschel_wbw", "--dataset", "snli_sample", "--run-dir",
+                           str(tmp_path / "run"), "--compile-cache", "none"])
+    assert exit_.value.code == 2 and time.monotonic() - started < 30
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 1 and "word2vec-google-news-300" in errors[0]
+    assert "--embeddings glove-6b-50d" in errors[0] and "--embeddings PATH" in errors[0]
+    assert not (tmp_path / "run").exists()  # stopped before the data and the run directory
