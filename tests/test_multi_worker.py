@@ -324,10 +324,3 @@ def test_follow_chief_copies_the_run_state(tmp_path):
     strategy_module.follow_chief(str(chief), str(scratch))
     assert list(scratch.iterdir()) == []
 
-
-def test_multi_worker_with_a_one_worker_cluster(tmp_path, start):
-    process = start([*TINY, "--epochs", "1", "--strategy", "multi_worker", "--run-dir", str(tmp_path / "mw")],
-                    tf_config(free_ports(1), 0))
-    assert process.completed(), process
-    assert "MultiWorkerMirroredStrategy on 1 replica(s)" in process.output
-    assert (tmp_path / "mw" / "results.json").exists()  # worker 0 is the chief: it writes the run
