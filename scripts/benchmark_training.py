@@ -151,6 +151,34 @@ def pyd(batches):
     return Epochs()
 
 
+def feed(batches):
+    """What `fit` reads: the `PyDataset`, or under TensorFlow a `tf.data` generator over it whose signature
+    leaves the sentence lengths open (Keras's PyDataset adapter fixes its signature from the first batches,
+    which then refuses a batch of another shape)."""
+    import keras
+
+    data = pyd(batches)
+    if keras.backend.backend() != "tensorflow":
+        return data
+    import tensorflow as tf
+
+    def open_lengths(array):  # [batch, length, ...]: the length may change from batch to batch
+        shape = list(array.shape)
+        return tf.TensorSpec([shape[0], None, *shape[2:]], tf.as_dtype(array.dtype))
+
+    features, labels, weights = data[0]
+    signature = ({k: open_lengths(v) for k, v in features.items()},
+                 tf.TensorSpec(labels.shape, tf.as_dtype(labels.dtype)),
+                 tf.TensorSpec(weights.shape, tf.as_dtype(weights.dtype)))
+
+    def epoch():
+        for index in range(len(data)):
+            yield data[index]
+        data.on_epoch_end()
+
+    return tf.data.Dataset.from_generator(epoch, output_signature=signature).prefetch(2)
+
+
 def peak_memory():
     """`(bytes, where)`: the accelerator's peak in use, else this process's peak resident memory."""
     import resource
@@ -205,7 +233,7 @@ def measure(name, args):
                   weighted_metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
                   jit_compile=args.jit_compile if args.jit_compile != "auto" else "auto")
     batches = Batches(pairs, vocab, preset, batch_size)
-    data = pyd(batches)
+    data = feed(batches)
     shapes = {shape for _, shape in batches.plan(0)}
     started = time.time()
     model.fit(data, epochs=1, verbose=0)

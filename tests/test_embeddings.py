@@ -372,3 +372,42 @@ def test_presets_name_the_papers_rules():
     bowman, rocktaschel = zoo.get_preset("bowman_lstm")["data"], zoo.get_preset("rocktaschel_wbw")["data"]
     # Only the OOV rule and the vectors (Bowman et al.: GloVe 840B; Rocktäschel et al.: word2vec) differ.
     assert {**bowman, "oov": "rocktaschel", "embeddings": "word2vec-google-news-300"} == rocktaschel
+
+
+# Words unseen in training ------------------------------------------------------------------------
+UNSEEN_ROWS = [("a", [0.1, 0.1, 0.1]), ("man", [1.0, 1.0, 1.0]), ("plays", [0.0, 1.0, 0.0]),
+               ("violin", [0.3, -0.2, 0.9]), ("cello", [-0.7, 0.4, 0.2]), ("zebra", [0.5, 0.6, 0.7]),
+               ("kite", [0.9, 0.8, 0.7])]
+
+
+@pytest.mark.parametrize("name", ["rocktaschel_wbw", "esim"])
+def test_words_unseen_in_training_keep_their_pretrained_vectors_frozen(tmp_path, name, capsys):
+    from zoo.data.tokenizer import Tokenizer
+    from zoo.training import inputs
+
+    path = tmp_path / "vectors.txt"
+    path.write_text("".join(f"{w} {' '.join(map(str, v))}\n" for w, v in UNSEEN_ROWS), encoding="utf-8")
+    splits = {"train": [{"premise": "a man plays", "hypothesis": "a man sleeps"}],
+              "validation": [{"premise": "a man plays cello", "hypothesis": "a violin"}],
+              "test": [{"premise": "a cello plays", "hypothesis": "qwerty"}]}
+    preset = zoo.get_preset(name)
+    base_size = 3 + 4  # reserved ids, then a man plays sleeps
+    preset["data"]["max_vocabulary"] = base_size + 3  # room for the dev/test words and one more
+    vocab, (matrix, mask, dim, tunable_words, _, _), report = inputs.vocabulary_and_vectors(
+        str(path), preset, str(tmp_path), False, Tokenizer(lowercase=preset["data"]["lowercase"]), splits)
+
+    # Training words first (whatever the bound), then the dev/test words that have a vector (most frequent
+    # first), then the source's most frequent words up to the bound; words without a vector stay [UNK].
+    assert sorted(vocab.words[3:base_size]) == ["a", "man", "plays", "sleeps"]
+    assert vocab.words[base_size:] == ["cello", "violin", "zebra"]
+    assert "qwerty" not in vocab and "kite" not in vocab
+    assert Vocabulary.load(tmp_path / "vocab.txt").words == vocab.words  # what export and zoo.load read
+    # Their rows are the pretrained vectors, and they never train.
+    rows = dict(UNSEEN_ROWS)
+    for word in ("cello", "violin", "zebra"):
+        np.testing.assert_array_equal(matrix[vocab.id(word)], np.float32(rows[word]))
+        assert not mask[vocab.id(word)], f"{name}: {word} would train"
+    assert tunable_words == "oov" and mask.sum() == mask[:base_size].sum()
+    # dev/test tokens: a man plays cello / a violin / a cello plays / qwerty: 4 unseen, 3 of them rescued.
+    assert (report["tokens"], report["unseen"], report["rescued"]) == (10, 4, 3)
+    assert "4 of 10, 3 of them rescued from [UNK]" in capsys.readouterr().out
