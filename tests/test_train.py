@@ -26,6 +26,9 @@ MODEL = "rocktaschel_wbw"  # attends, so attention images are drawn
 TINY = ["--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "8",
         "--max-train-examples", "64", "--max-eval-examples", "32", "--set", "hidden_size=8",
         "--batch-size", "16", "--verbose", "2"]
+# Sentences cut to the length grid's first cell: every batch has one shape, so a process traces its steps
+# once (for the tests whose subject is not the batch shapes).
+ONE_SHAPE = ["--set", "max_premise_length=14", "--set", "max_hypothesis_length=10"]
 
 
 def tiny_args(run_dir, *extra, model=MODEL):
@@ -209,7 +212,7 @@ def test_bf16_trains_without_nan(tmp_path):
     import keras
 
     result = train_script.main(tiny_args(tmp_path / "bf16", "--epochs", "1", "--mixed-precision", "bf16",
-                                         "--attention-examples", "1"))
+                                         "--attention-examples", "1", *ONE_SHAPE))
     assert result["model"].dtype_policy.name == "mixed_bfloat16"
     assert keras.mixed_precision.global_policy().name == "float32"  # restored afterwards
     loss = result["results"]["history"][0]["loss"]
@@ -220,7 +223,7 @@ def test_mirrored_on_two_cpus_matches_one_device(tmp_path):
     # Global batch 16 = 2 x 8 on every step (64 train, 32 dev/test pairs, unbucketed): each replica's
     # mean loss then averages to the single-device mean exactly, up to float summation order.
     common = ["--epochs", "2", "--set", "dropout=0", "--no-shuffle", "--no-bucket", "--batch-size", "16",
-              "--attention-examples", "0", "--log-every", "0"]
+              "--attention-examples", "0", "--log-every", "0", *ONE_SHAPE]
     env = subprocess_env()
     processes = {
         "one": subprocess.Popen([sys.executable, "train.py", *tiny_args(tmp_path / "one", *common),
@@ -249,7 +252,8 @@ def test_mirrored_on_two_cpus_matches_one_device(tmp_path):
 # Resume ------------------------------------------------------------------------------------------
 def test_resume_after_sigkill(tmp_path):
     args = [sys.executable, "train.py", *tiny_args(tmp_path / "resume", "--epochs", "3",
-                                                   "--pause-after-epoch", "2", "--attention-examples", "1")]
+                                                   "--pause-after-epoch", "2", "--attention-examples", "1",
+                                                   *ONE_SHAPE)]
     env = subprocess_env()
     process = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)

@@ -10,7 +10,7 @@ import pytest
 
 import train as train_script
 import zoo
-from tests.test_train import TINY
+from tests.test_train import ONE_SHAPE, TINY
 from zoo.data.snli import load_snli
 from zoo.data.tokenizer import Tokenizer
 from zoo.data.vocab import Vocabulary
@@ -24,8 +24,8 @@ def tiny(model, run_dir, *extra):
 @pytest.fixture(scope="module")
 def members(tmp_path_factory):
     root = tmp_path_factory.mktemp("members")
-    esim = train_script.main(tiny("esim", root / "esim"))
-    tree = train_script.main(tiny("esim_tree", root / "tree"))
+    esim = train_script.main(tiny("esim", root / "esim", *ONE_SHAPE))
+    tree = train_script.main(tiny("esim_tree", root / "tree", *ONE_SHAPE))
     return root, esim, tree
 
 
