@@ -20,14 +20,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.test_train import ONE_SHAPE
 from zoo.training import strategy as strategy_module
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--model", "bowman_lstm", "--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "8",
         "--max-train-examples", "64", "--max-eval-examples", "32", "--set", "hidden_size=8", "--batch-size", "16",
-        "--attention-examples", "0", "--log-every", "0", "--verbose", "2",
-        # sentences cut to the length grid's first cell: one batch shape, traced once per process
-        "--set", "max_premise_length=14", "--set", "max_hypothesis_length=10"]
+        "--attention-examples", "0", "--log-every", "0", "--verbose", "2", *ONE_SHAPE]
 PROCESS_TIMEOUT = 300  # seconds; generous so that a slow CI machine fails a test rather than hanging it
 # What TensorFlow's C++ logging writes to stderr while it is imported, whatever TF_CPP_MIN_LOG_LEVEL says.
 TF_LOG_LINE = re.compile(r"^(WARNING: All log messages before absl::InitializeLog|[IWEF]\d{4} \d\d:\d\d:)")

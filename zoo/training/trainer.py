@@ -299,7 +299,7 @@ def train(args):
     if args.cpu_devices:
         configure_cpu_devices(args.cpu_devices)
     try:  # first: MultiWorkerMirroredStrategy must exist before TensorFlow runs anything
-        strategy = make_strategy(args.strategy, cluster_timeout=getattr(args, "cluster_timeout", None))
+        strategy = make_strategy(args.strategy, cluster_timeout=args.cluster_timeout)
     except ValueError as error:
         raise TrainError(str(error)) from None
     import keras
