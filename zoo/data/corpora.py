@@ -37,7 +37,8 @@ splits, report = load_corpus("scores.tsv", fields=parse_fields("premise=text_a,h
 
 Raises (every loader): `DataUnavailableError` (a `RuntimeError`) when the data cannot be had (no network,
 no such path, a path of no known layout), `DataFormatError` (a `ValueError`) starting `FILE:LINE:` for a
-malformed record, and `ValueError` for bad `fields` / `labels` / `roles`.
+malformed record (`FILE:` for a corrupt or truncated zip, or a zip member failing its CRC check:
+`ARCHIVE.zip/MEMBER:`), and `ValueError` for bad `fields` / `labels` / `roles`.
 """
 
 import os
@@ -45,8 +46,9 @@ import zipfile
 
 from zoo.data import LABELS, snli
 from zoo.data.readers import (DATA_EXTENSIONS, NO_GOLD_LABEL, REQUIRED, SNLI_FIELDS, TARGETS, UNLABELED, DataFiles,
-                              DataFormatError, DataUnavailableError, Layout, check_fields, delimited_records,
-                              file_records, label_id, label_key, read_examples, read_split_files, read_tfds)
+                              DataFormatError, DataUnavailableError, Layout, check_fields, check_zip,
+                              delimited_records, file_records, label_id, label_key, read_examples, read_split_files,
+                              read_tfds)
 
 __all__ = ["load_corpus", "by_role", "describe", "parse_fields", "parse_labels", "parse_roles", "ROLES",
            "DEFAULT_ROLES", "DataFormatError", "DataUnavailableError"]
@@ -111,7 +113,8 @@ def load_corpus(source, *, fields=None, labels=None, roles=None, data_dir=None, 
     Raises:
         DataUnavailableError: a named source is not prepared and its download host cannot be reached, the
             path does not exist or is of no known layout, or a split file is missing.
-        DataFormatError: a malformed record, an unknown label (`FILE:LINE:`, naming the field).
+        DataFormatError: a malformed record, an unknown label (`FILE:LINE:`, naming the field); a corrupt or
+            truncated zip, a zip member failing its CRC check (`ARCHIVE.zip/MEMBER:`).
         ValueError: bad `fields`, `labels` or `roles`.
     """
     fields = parse_fields(fields) if isinstance(fields, str) else dict(fields or {})
@@ -356,8 +359,10 @@ def _load_path(source, fields, labels, keep_raw):
             raise DataUnavailableError(f"{path} holds several corpora ({', '.join(inner)}): pass one of them")
         if inner:
             path = os.path.join(path, inner[0])
-    elif not zipfile.is_zipfile(path):
-        return _load_single_file(source, path, fields, labels, keep_raw)
+    else:
+        check_zip(path)  # a corrupt or truncated zip says so (not "not a known data file")
+        if not zipfile.is_zipfile(path):
+            return _load_single_file(source, path, fields, labels, keep_raw)
     with DataFiles(path) as files:
         names = files.names
         kinds = [kind for kind, found in (

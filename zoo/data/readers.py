@@ -16,6 +16,7 @@ import json
 import os
 import socket
 import zipfile
+import zlib
 
 from zoo.data import LABELS
 
@@ -35,7 +36,68 @@ class DataUnavailableError(RuntimeError):
 
 
 class DataFormatError(ValueError):
-    """A data file is malformed; the message starts with "FILE:LINE:"."""
+    """A data file is malformed; the message starts with "FILE:LINE:" ("FILE:" for a damaged archive or
+    compressed file, which has no line at fault)."""
+
+
+# Reading a zip member raises these when its data are damaged: zipfile.BadZipFile (a CRC mismatch, found when
+# the member has been read to its end, or a bad local header), zlib.error (corrupt deflate data), EOFError
+# (compressed data cut short).
+ZIP_DAMAGE = (zipfile.BadZipFile, zlib.error, EOFError)
+
+
+def zip_damage(error, archive, member):
+    """The DataFormatError of a zip member that cannot be read: one line naming the archive and the member."""
+    text = str(error).strip() or type(error).__name__
+    if isinstance(error, EOFError):
+        what = f"its compressed data are cut short ({text})"
+    elif "CRC" in text:
+        what = f"it fails its CRC check ({text})"
+    else:
+        what = f"its compressed data are corrupt ({text})"
+    return DataFormatError(f"{archive}/{member}: {what}: the zip archive {archive} is damaged; download it again")
+
+
+def member_damage(archive, path, member):
+    """The DataFormatError of a zip member whose data are damaged (read through, CRC checked), or None.
+
+    Args:
+        archive: an open `zipfile.ZipFile`.
+        path: its path, for the message.
+        member: the member's name in the archive.
+    """
+    try:
+        with archive.open(member) as f:
+            while f.read(1 << 20):
+                pass
+    except ZIP_DAMAGE as error:
+        return zip_damage(error, path, member)
+    return None
+
+
+def check_zip(path):
+    """Raises DataFormatError when `path`, a file named `*.zip`, is not a readable zip archive (corrupt or
+    truncated: a download cut short, a file saved from an error page); does nothing for other files."""
+    path = os.fspath(path)
+    if not path.lower().endswith(".zip") or not os.path.isfile(path):
+        return
+    problem = None
+    if not zipfile.is_zipfile(path):
+        with open(path, "rb") as f:
+            head = f.read(4)
+        size = os.path.getsize(path)
+        if head == b"PK\x03\x04":
+            problem = f"it starts as a zip but has no end (a download cut short?), {size:,} bytes"
+        else:
+            problem = f"it does not even start as one ({size:,} bytes, starting {head!r})"
+    else:
+        try:
+            zipfile.ZipFile(path).close()
+        except (zipfile.BadZipFile, OSError) as error:
+            problem = str(error)
+    if problem:
+        raise DataFormatError(f"{path}: not a readable zip archive, corrupt or truncated: {problem}; download it "
+                              "again")
 
 
 def host_reachable(address, timeout=3.0):
@@ -58,15 +120,25 @@ class DataFiles:
         path: a folder or a zip archive.
 
     Raises:
-        DataUnavailableError: an archive holds two data members with the same base name.
+        DataUnavailableError: an archive holds two data members with the same base name; a file that is
+            not a zip archive.
+        DataFormatError: a zip archive that is corrupt or truncated (here, or while a member is read: a
+            member failing its CRC check names the archive and the member).
     """
 
     def __init__(self, path):
         self.path = os.fspath(path)
         self._zip = None
         self._members = {}
-        if os.path.isfile(self.path) and zipfile.is_zipfile(self.path):
-            self._zip = zipfile.ZipFile(self.path)
+        check_zip(self.path)
+        if os.path.isfile(self.path) and not zipfile.is_zipfile(self.path):
+            raise DataUnavailableError(f"{self.path}: expected a folder or a zip archive")
+        if os.path.isfile(self.path):
+            try:
+                self._zip = zipfile.ZipFile(self.path)
+            except (zipfile.BadZipFile, OSError) as error:
+                raise DataFormatError(f"{self.path}: not a readable zip archive, corrupt or truncated ({error}); "
+                                      "download it again") from None
             for member in self._zip.namelist():
                 base = member.rsplit("/", 1)[-1]
                 if not base or member.startswith("__MACOSX/") or base.startswith("._"):
@@ -92,14 +164,32 @@ class DataFiles:
 
     def _open(self, name):
         if self._zip is not None:
-            return self._zip.open(self._members[name])
+            try:
+                return self._zip.open(self._members[name])
+            except ZIP_DAMAGE as error:
+                raise zip_damage(error, self.path, self._members[name]) from None
         return open(os.path.join(self.path, name), "rb")
 
     @contextlib.contextmanager
     def lines(self, name):
-        """Yields an iterator over the lines of file `name`, decoded as UTF-8 (see `text_lines`)."""
-        with self._open(name) as binary:
-            yield text_lines(binary, self.display(name), lambda: self._open(name))
+        """Yields an iterator over the lines of file `name`, decoded as UTF-8 (see `text_lines`).
+
+        Raises (also while iterating): DataFormatError for a line that is not UTF-8, and for a damaged zip
+        member (`ARCHIVE/MEMBER: it fails its CRC check ...`).
+        """
+        try:
+            with self._open(name) as binary:
+                yield text_lines(binary, self.display(name), lambda: self._open(name))
+        except ZIP_DAMAGE as error:
+            if self._zip is None:
+                raise
+            raise zip_damage(error, self.path, self._members[name]) from None
+        except DataFormatError:
+            # A damaged member often shows first as a malformed line: report the damage, not the line.
+            damage = self._zip is not None and member_damage(self._zip, self.path, self._members[name])
+            if damage:
+                raise damage from None
+            raise
 
     def close(self):
         if self._zip is not None:
@@ -167,13 +257,20 @@ def delimited_records(lines, name, delimiter="\t", quoting=csv.QUOTE_NONE):
 
     The default reads tab-separated files as distributed with SNLI, MultiNLI and SICK: no quoting (their
     sentences hold unbalanced quotes). CSV: `delimiter=","`, `quoting=csv.QUOTE_MINIMAL`. A row shorter than
-    the header lacks the trailing fields (a missing field is reported when it is needed).
+    the header lacks the trailing fields (a missing field is reported when it is needed). The line number of
+    a record is the line it starts on (a quoted field may span lines).
 
     Raises:
-        DataFormatError: an empty file, a header naming a field twice, a row longer than the header or
-            broken quoting (`FILE:LINE:`).
+        DataFormatError: an empty file, a header naming a field twice, a row longer than the header, broken
+            quoting, or a quote that is never closed (reported at the line where the record holding it
+            starts, not where the reader ran out of text) (`FILE:LINE:`).
     """
+    quoted = quoting != csv.QUOTE_NONE
+    raw = []  # the physical lines of the record being read (quoted files only)
+    if quoted:
+        lines = _recording(lines, raw)
     reader = csv.reader(lines, delimiter=delimiter, quoting=quoting)
+    start = 1
     try:
         header = next(reader, None)
         if header is None:
@@ -182,15 +279,52 @@ def delimited_records(lines, name, delimiter="\t", quoting=csv.QUOTE_NONE):
             if header.count(column) > 1:
                 raise DataFormatError(f"{name}:1: the header names field {column!r} twice")
         kind = "tab-separated" if delimiter == "\t" else f"{delimiter!r}-separated"
-        for fields in reader:
-            lineno = reader.line_num
+        while True:
+            start = reader.line_num + 1
+            raw.clear()
+            fields = next(reader, None)
+            if fields is None:
+                break
+            if quoted and len(raw) > 1:
+                _check_quotes(raw, name, start, reader.line_num, delimiter)
             if not fields or fields == [""]:
                 continue
             if len(fields) > len(header):
-                raise DataFormatError(f"{name}:{lineno}: {len(fields)} {kind} fields, header has {len(header)}")
-            yield lineno, dict(zip(header, fields))
+                raise DataFormatError(f"{name}:{start}: {len(fields)} {kind} fields, header has {len(header)}")
+            yield start, dict(zip(header, fields))
     except csv.Error as e:
+        if quoted and len(raw) > 1:
+            _check_quotes(raw, name, start, reader.line_num, delimiter)
         raise DataFormatError(f"{name}:{reader.line_num}: {e}") from None
+
+
+def _recording(lines, raw):
+    """Yields `lines`, appending each to `raw` (the caller clears it at each record)."""
+    for line in lines:
+        raw.append(line)
+        yield line
+
+
+def _check_quotes(raw, name, start, end, delimiter):
+    """Raises DataFormatError when a record spanning the lines `raw` (lines `start` to `end`) ends inside a
+    quoted field: a quote that is never closed, which makes the reader swallow the following lines. Follows
+    the reader's rules: a quote opens a field only at its start, `""` inside a quoted field is a quote."""
+    inside, opened = False, None
+    for i, line in enumerate(raw):
+        j = 0
+        while j < len(line):
+            if line[j] == '"':
+                if inside and line.startswith('""', j):
+                    j += 1  # an escaped quote
+                elif inside:
+                    inside = False
+                elif j == 0 or line[j - 1] == delimiter:
+                    inside, opened = True, i
+            j += 1
+    if inside:
+        raise DataFormatError(f"{name}:{start + opened}: a quoted field opened on this line is never closed: the "
+                              f"record runs on to line {end}, swallowing the lines between; close the quote, or "
+                              f"double it (\"\") if it is part of the text")
 
 
 def file_records(lines, name):

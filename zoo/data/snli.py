@@ -39,8 +39,10 @@ def load_snli(source, data_dir=None, keep_raw=False):
 
     Raises:
         DataUnavailableError: `"snli"` is not prepared and the download host cannot be reached, or the
-            path does not exist / lacks a split file.
-        DataFormatError: a malformed line or record (the message names file and line).
+            path does not exist / lacks a split file / is neither a folder nor a zip.
+        DataFormatError: a malformed line or record (the message names file and line); a corrupt or
+            truncated `snli_1.0.zip`, or a member of it failing its CRC check (the message names the zip
+            and the member).
     """
     if source == "snli":
         return _load_tfds(data_dir)
