@@ -164,7 +164,7 @@ def test_snli_hard_beside_the_full_test_accuracy():
     section = diagnostic_sets.score_snli_hard(constant("entailment"), data, test_accuracy=0.8)
     assert section["accuracy"] == 0.5 and section["full_test_accuracy"] == 0.8
     assert section["gap"] == pytest.approx(0.3) and section["skipped_no_gold_label"] == 1
-    assert "+0.3000 below it" in format_report({"sets": {"snli_hard": section}})
+    assert "(hard minus full: -0.3000)" in format_report({"sets": {"snli_hard": section}})
     alone = diagnostic_sets.score_snli_hard(constant("entailment"), data)
     assert alone["gap"] is None and "not given" in format_report({"sets": {"snli_hard": alone}})
 

@@ -73,8 +73,8 @@ def _format_snli_hard(section):
     if section["full_test_accuracy"] is None:
         lines.append("full test accuracy: not given")
     else:
-        lines.append(f"full test accuracy {_acc(section['full_test_accuracy'])}: the hard pairs are "
-                     f"{section['gap']:+.4f} below it")
+        lines.append(f"full test accuracy {_acc(section['full_test_accuracy'])} (hard minus full: "
+                     f"{-section['gap']:+.4f})")
     lines.append("per gold label: " + ", ".join(f"{k} {_cell(v)}" for k, v in section["per_label"].items()))
     return lines
 
@@ -108,9 +108,12 @@ def _format_behaviour(section):
     for name, t in section["tests"].items():
         expected = "/".join(sorted({label for tpl in t["templates"].values() for label in tpl["expected"]}))
         changed = "-" if t["changed"] is None else _acc(t["changed"]["rate"])
-        rows.append([name, f"{t['examples']:,}", _acc(t["failure_rate"]), changed, expected])
-    lines += table(["test", "pairs", "failure rate", "changed", "expected"], rows)
-    lines.append("(changed: share of perturbed pairs predicted unlike their clean pair)")
+        top = max(t["predicted"], key=t["predicted"].get) if t["examples"] else "-"
+        share = f"{top} {100 * t['predicted'][top] / t['examples']:.0f}%" if t["examples"] else "-"
+        rows.append([name, f"{t['examples']:,}", _acc(t["failure_rate"]), changed, share, expected])
+    lines += table(["test", "pairs", "failure rate", "changed", "most predicted", "expected"], rows)
+    lines.append("(changed: share of perturbed pairs predicted unlike their clean pair; a low failure rate with "
+                 "one label predicted nearly always is no skill)")
     for name, t in section["tests"].items():
         if not t["failing"]:
             continue
@@ -130,7 +133,8 @@ def _format_artifacts(section):
     for name, b in section["baselines"].items():
         share = "-" if b["share_of_model"] is None else f"{100 * b['share_of_model']:.1f}%"
         rows.append([name, b["kind"], _acc(b["accuracy"]), share, _cell(b["hard"]), _cell(b["easy"])])
-    lines += table(["baseline", "kind", "accuracy", "of model's", "model on its errors", "model on its hits"], rows)
+    lines += table(["baseline", "kind", "accuracy", "% of model's", "model on its errors", "model on its hits"],
+                   rows)
     lines.append("(model on its errors: the model's accuracy on the pairs the baseline gets wrong, i.e. hard for "
                  "the baseline)")
     return lines
@@ -250,7 +254,8 @@ def _bars(title, groups, series, ylabel="accuracy", limit=1.0, reference=None):
     x = np.arange(len(groups))
     for i, (name, values) in enumerate(series.items()):
         heights = [np.nan if v is None else v for v in values]
-        axes.bar(x + (i - (len(series) - 1) / 2) * width, heights, width, label=name)
+        bars = axes.bar(x + (i - (len(series) - 1) / 2) * width, heights, width, label=name)
+        axes.bar_label(bars, labels=["" if v is None else f"{v:.2f}" for v in values], fontsize=7)
     if reference is not None:
         axes.axhline(reference[1], color="black", linestyle="--", linewidth=1, label=reference[0])
     axes.set_xticks(x)

@@ -229,18 +229,21 @@ def _conjoined(rng, k):
 
 
 def _count_two(rng):
-    act, place = pick(rng, lx.GROUP_ACTIVITIES), pick(rng, lx.PLACES)
-    return f"{cap(_conjoined(rng, 2))} are {act} {place}.", f"Two people are {act} {place}."
+    act, place, listed = pick(rng, lx.GROUP_ACTIVITIES), pick(rng, lx.PLACES), _conjoined(rng, 2)
+    return (f"{cap(listed)} are {act} {place}.", f"Two people are {act} {place}.", (E,),
+            f"{listed} are two people")
 
 
 def _count_three(rng):
-    act, place = pick(rng, lx.GROUP_ACTIVITIES), pick(rng, lx.PLACES)
-    return f"{cap(_conjoined(rng, 3))} are {act} {place}.", f"Three people are {act} {place}."
+    act, place, listed = pick(rng, lx.GROUP_ACTIVITIES), pick(rng, lx.PLACES), _conjoined(rng, 3)
+    return (f"{cap(listed)} are {act} {place}.", f"Three people are {act} {place}.", (E,),
+            f"{listed} are three people")
 
 
 def _count_wrong(rng):
-    act, place = pick(rng, lx.GROUP_ACTIVITIES), pick(rng, lx.PLACES)
-    return f"{cap(_conjoined(rng, 2))} are {act} {place}.", f"Only one person is {act} {place}."
+    act, place, listed = pick(rng, lx.GROUP_ACTIVITIES), pick(rng, lx.PLACES), _conjoined(rng, 2)
+    return (f"{cap(listed)} are {act} {place}.", f"Only one person is {act} {place}.", (C,),
+            f"{listed} are two people, not one")
 
 
 COUNTING = BehaviourTest("counting", "counting the people a premise lists", [
