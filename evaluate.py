@@ -1,156 +1,19 @@
-"""Scores a trained run, or an exported SavedModel, on any labelled NLI data.
+"""Scores a trained run, or an exported model, on any labelled NLI data (the same as `nli-zoo evaluate`).
 
 Example:
 ```
 python evaluate.py --run-dir runs/esim --data-dir ~/multinli_1.0                 # its test role: dev_mismatched
-python evaluate.py --run-dir runs/esim --data-dir ~/multinli_1.0 --split dev_matched
 python evaluate.py --run-dir runs/esim --data-dir ~/SICK/SICK.txt --split all     # train, trial and test
-python evaluate.py --run-dir runs/esim --data-dir breaking_nli/dataset.jsonl      # one file, scored whole
 python evaluate.py --saved-model models/esim --dataset snli_sample
 ```
-Prints accuracy, per-class accuracy, the confusion matrix (and accuracy per genre where the data has
-genres) and writes them as JSON to RUN/evaluations/NAME.json (or `--output`). The work is done by
-`zoo.training.evaluation`; from Python: `zoo.load(run_dir).evaluate(examples)`.
+The work is done by `zoo.commands.evaluate` and `zoo.runs.evaluation`.
 """
 
-import argparse
-import json
 import os
-import re
-import sys
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-
-class EvaluateError(Exception):
-    """A user-facing error: printed as one line, exit status 2."""
-
-
-def build_parser():
-    """The `evaluate.py` argument parser."""
-    from zoo.training.cli import add_corpus_options
-
-    parser = argparse.ArgumentParser(prog="evaluate.py", description="Score a trained run or a SavedModel on "
-                                     "labelled NLI pairs: accuracy, per-class accuracy, confusion matrix, genres.")
-    model = parser.add_mutually_exclusive_group(required=True)
-    model.add_argument("--run-dir", help="a run directory written by train.py")
-    model.add_argument("--saved-model", help="an exported SavedModel: MODELS/NAME (latest version) or MODELS/NAME/N")
-    data = parser.add_mutually_exclusive_group(required=True)
-    data.add_argument("--dataset", help="'snli', 'multi_nli' (tensorflow-datasets) or 'snli_sample'")
-    data.add_argument("--data-dir", help="a corpus on disk: an snli_1.0 or multinli_1.0 folder or zip, SICK.txt, "
-                                         "a folder of NLI files, or one NLI file (.jsonl, .tsv, .csv)")
-    parser.add_argument("--split", default="test",
-                        help="a role (train, validation or dev, test; default test), one of the corpus' own "
-                             "split names (e.g. dev_matched), or 'all'; a single file is one split")
-    add_corpus_options(parser)
-    parser.add_argument("--max-examples", type=int, default=None, help="score only the first N pairs of each split")
-    parser.add_argument("--batch-size", type=int, default=None,
-                        help="pairs per batch (default: the run's batch size; 256 for a SavedModel)")
-    parser.add_argument("--output", default=None,
-                        help="the JSON file to write (default RUN/evaluations/NAME.json, beside the run or "
-                             "the SavedModel)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    return parser
-
-
-def main(argv=None):
-    """Runs `evaluate.py` with `argv`; returns the written report (a dict). User errors exit with status 2."""
-    import warnings
-
-    args = build_parser().parse_args(argv)
-    warnings.filterwarnings("ignore", message="Your input ran out of data")  # datasets of unknown length
-    try:
-        return evaluate(args)
-    except EvaluateError as error:
-        print(f"evaluate.py: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
-
-
-def load_data(args):
-    """The splits to score: `[(name, examples)]`, and the corpus report."""
-    from zoo.data.corpora import ROLES, describe, load_corpus
-
-    source = args.data_dir or args.dataset
-    try:
-        splits, report = load_corpus(source, fields=args.fields, labels=args.labels)
-    except (RuntimeError, ValueError, OSError) as error:
-        raise EvaluateError(f"cannot load {'the data' if str(source) in str(error) else repr(source)}: {error}") from None
-    for line in describe(report):
-        print(f"[data] {line}", flush=True)
-    role = "validation" if args.split == "dev" else args.split
-    if args.split == "all":
-        chosen = list(splits)
-    elif len(splits) == 1:
-        chosen = list(splits)  # one file: scored whole, whatever --split says
-    elif args.split in splits:
-        chosen = [args.split]
-    elif role in ROLES and report["roles"].get(role):
-        chosen = [report["roles"][role]]
-    else:
-        raise EvaluateError(f"{source!r} has no split {args.split!r}; its splits: {', '.join(splits)} "
-                            f"(roles: {', '.join(f'{k}={v}' for k, v in report['roles'].items() if v)}), or 'all'")
-    selected = []
-    for name in chosen:
-        examples = splits[name][:args.max_examples] if args.max_examples is not None else splits[name]
-        if not examples:
-            raise EvaluateError(f"the split {name!r} of {source!r} has no labelled pairs")
-        selected.append((name, examples))
-    return selected, report
-
-
-def evaluate(args):
-    """Loads the model and the data, scores each split, prints and writes the report."""
-    from zoo.training.evaluation import evaluate_examples, evaluate_saved_model, format_scores
-
-    started = time.time()
-    if args.run_dir:
-        import zoo
-
-        try:
-            run = zoo.load(args.run_dir)
-        except (FileNotFoundError, ValueError) as error:
-            raise EvaluateError(str(error)) from None
-        name, base = run.config["model"], args.run_dir
-        score = lambda examples: evaluate_examples(  # noqa: E731
-            run.model, examples, run.vocab, run.tokenizer, run.config["preset"], batch_size=args.batch_size,
-            verbose=0 if args.quiet else 1)
-    else:
-        from zoo.export.predictor import SavedModelPredictor
-
-        try:
-            predictor = SavedModelPredictor(args.saved_model)
-        except (FileNotFoundError, OSError) as error:
-            raise EvaluateError(str(error)) from None
-        name, base = os.path.basename(os.path.normpath(args.saved_model)), args.saved_model
-        score = lambda examples: evaluate_saved_model(  # noqa: E731
-            predictor, examples, batch_size=args.batch_size or 256, verbose=0 if args.quiet else 1)
-    selected, report = load_data(args)
-    results = {}
-    for split, examples in selected:
-        try:
-            results[split] = score(examples)
-        except ValueError as error:  # e.g. a malformed parse the SavedModel rejects
-            raise EvaluateError(f"{split}: {error}") from None
-        print(format_scores(results[split], title=f"{name} on {report['source']} [{split}]:"), flush=True)
-    output = args.output or os.path.join(base, "evaluations", f"{slug(report['source'])}-{'-'.join(results)}.json")
-    written = {"model": name, "run_dir": args.run_dir, "saved_model": args.saved_model,
-               "source": report["source"], "corpus": report["corpus"], "roles": report["roles"],
-               "skipped": report["skipped"], "results": results, "seconds": time.time() - started}
-    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
-    with open(output, "w", encoding="utf-8") as f:
-        json.dump(written, f, indent=2, sort_keys=True)
-        f.write("\n")
-    print(f"[evaluate] written to {output}", flush=True)
-    return written
-
-
-def slug(source):
-    """A file-name part for a data source: `~/data/multinli_1.0.zip` -> `multinli_1.0`."""
-    base = os.path.basename(os.path.normpath(str(source))) or str(source)
-    base = re.sub(r"\.(zip|jsonl|json|tsv|txt|csv)$", "", base)
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", base) or "data"
-
+from zoo.commands.evaluate import build_parser, main  # noqa: E402,F401
 
 if __name__ == "__main__":
     main()

@@ -47,7 +47,7 @@ def export(args):
     """
     import zoo
     from zoo.export import export_saved_model
-    from zoo.training.runs import load_config
+    from zoo.runs.layout import load_config
 
     model_name = load_config(args.run_dir)["model"]
     run = zoo.load(args.run_dir)

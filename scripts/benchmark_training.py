@@ -9,7 +9,7 @@ Needs no TensorFlow (so it runs under JAX on a machine without it): pairs come a
 SNLI's binary parses in the shipped rows, or a folder of premise.txt / hypothesis.txt / label.txt), are
 batched by the same length grid as training (`zoo.data.batching`: at most 12 batch shapes, fixed batch
 dimension, weight-0 filler rows) and fed through `keras.utils.PyDataset`. The model, optimizer, loss and
-metric are the training run's (`zoo.create_model` with the preset, `zoo.training.trainer.make_optimizer`,
+metric are the training run's (`zoo.create_model` with the preset, `zoo.training.model.make_optimizer`,
 `NLILoss`, weighted accuracy); word vectors are random 300-d (speed does not depend on them).
 
 Each model is measured in a fresh process, `--runs` times in a row, sharing the compilation cache
@@ -217,7 +217,7 @@ def measure(name, args):
     import zoo
     from zoo.data.vocab import Vocabulary
     from zoo.training.losses import NLILoss
-    from zoo.training.trainer import make_optimizer
+    from zoo.training.model import make_optimizer
 
     preset = zoo.get_preset(name)
     overrides = {k: v for k, v in (("hidden_size", args.hidden_size),) if v and k in preset["model"]}

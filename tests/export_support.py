@@ -19,7 +19,8 @@ import zoo
 from zoo.data.snli import load_snli
 from zoo.data.tokenizer import Tokenizer
 from zoo.data.vocab import Vocabulary
-from zoo.training import runs
+from zoo import runs
+from zoo.runs import layout
 
 # Tree-based models: the syntactic ones also take binary parses; all are exported like the others.
 TREE_MODEL_PATTERNS = ("*tree*", "him", "paria*")
@@ -72,11 +73,11 @@ def make_run(run_dir, model_name, embedding_dim=8, seed=0):
               "tokenizer": Tokenizer(lowercase=preset["data"]["lowercase"]).get_config(),
               "labels": list(zoo.data.LABELS), "mixed_precision": None, "strategy": "auto"}
     os.makedirs(run_dir, exist_ok=True)
-    runs.save_config(run_dir, config)
-    vocab.save(os.path.join(run_dir, runs.VOCAB_FILE))
+    layout.save_config(run_dir, config)
+    vocab.save(os.path.join(run_dir, layout.VOCAB_FILE))
     keras.utils.set_random_seed(seed)
     model = runs.build_model(config)
-    model.save_weights(os.path.join(run_dir, runs.BEST_WEIGHTS_FILE))
+    model.save_weights(os.path.join(run_dir, layout.BEST_WEIGHTS_FILE))
     return str(run_dir)
 
 

@@ -7,7 +7,9 @@ import pytest
 
 import zoo
 from zoo.training import callbacks as cb
-from zoo.training import cli, trainer
+from zoo.commands.train import build_parser
+from zoo.training.config import RunConfig
+from zoo.training.model import make_loss, make_optimizer
 from zoo.training.losses import NLILoss
 
 
@@ -73,16 +75,16 @@ def test_esim_family_presets_use_the_schedule_and_papers_epsilon():
         assert cb.is_plateau_schedule(train["lr_decay"]) and train["patience"] == 7 and train["epochs"] >= 1000
     for name in zoo.list_models():
         assert zoo.get_preset(name)["train"]["epsilon"] == 1e-8
-    optimizer = trainer.make_optimizer(zoo.get_preset("esim")["train"])
+    optimizer = make_optimizer(zoo.get_preset("esim")["train"])
     assert float(optimizer.epsilon) == 1e-8 and float(optimizer.global_clipnorm) == 10.0
 
 
 def test_l2_is_a_setting_of_rocktaschels_presets():
     for name in zoo.list_models("rocktaschel*"):
-        args = cli.build_parser().parse_args(["--model", name, "--set", "l2=3e-4"])
-        assert trainer.resolve_preset(args)["train"]["l2"] == 3e-4
+        args = build_parser().parse_args(["--model", name, "--set", "l2=3e-4"])
+        assert RunConfig.from_args(args).preset["train"]["l2"] == 3e-4
     model = zoo.create_model("rocktaschel_wbw", vocabulary_size=20, embedding_dim=4, hidden_size=4)
-    loss = trainer.make_loss(model, 3e-4)
+    loss = make_loss(model, 3e-4)
     penalized = {id(w) for w in loss.penalized}
     assert penalized and not penalized & {id(w) for w in model.embedding.weights}
     y, logits = np.asarray([0, 2]), np.asarray([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]], "float32")
@@ -97,8 +99,8 @@ def test_each_preset_names_its_papers_vectors():
                 "luo_matrix": "glove-6b-300d"}
     for name, vectors in expected.items():
         assert zoo.get_preset(name)["data"]["embeddings"] == vectors
-    args = cli.build_parser().parse_args(["--model", "esim", "--embeddings", "glove-6b-50d"])
-    assert trainer.resolve_preset(args)["data"]["embeddings"] == "glove-6b-50d"
+    args = build_parser().parse_args(["--model", "esim", "--embeddings", "glove-6b-50d"])
+    assert RunConfig.from_args(args).preset["data"]["embeddings"] == "glove-6b-50d"
 
 
 def test_without_network_the_papers_vectors_stop_train_py_at_once(tmp_path, monkeypatch, capsys):

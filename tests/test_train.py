@@ -19,7 +19,10 @@ import pytest
 import train as train_script
 import zoo
 from zoo.training import callbacks as cb
-from zoo.training import cli, evaluation, runs
+from zoo import runs
+from zoo.commands import train as cli
+from zoo.runs import evaluation, layout
+from zoo.training.config import collect_overrides, parse_overrides
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "rocktaschel_wbw"  # attends, so attention images are drawn
@@ -60,16 +63,16 @@ def trained(tmp_path_factory):
 
 # Command line and helpers ------------------------------------------------------------------------
 def test_set_values_are_json_literals_else_strings():
-    assert cli.parse_overrides(["a=1e-3", "b=true", "c=null", "d=adam", "e={\"x\": 1}", "f=a=b"]) == {
+    assert parse_overrides(["a=1e-3", "b=true", "c=null", "d=adam", "e={\"x\": 1}", "f=a=b"]) == {
         "a": 1e-3, "b": True, "c": None, "d": "adam", "e": {"x": 1}, "f": "a=b"}
     with pytest.raises(ValueError, match="KEY=VALUE"):
-        cli.parse_overrides(["novalue"])
+        parse_overrides(["novalue"])
 
 
 def test_epochs_and_batch_size_are_train_shortcuts():
     args = cli.build_parser().parse_args(["--model", "m", "--epochs", "3", "--batch-size", "8",
                                           "--set", "dropout=0.2"])
-    assert cli.collect_overrides(args) == {"dropout": 0.2, "epochs": 3, "batch_size": 8}
+    assert collect_overrides(args) == {"dropout": 0.2, "epochs": 3, "batch_size": 8}
 
 
 def test_learning_rate_schedule():
@@ -97,7 +100,7 @@ def test_multi_worker_needs_tf_config(monkeypatch):
 
 
 def test_default_run_dir_is_deterministic():
-    assert runs.default_run_dir("bowman_lstm") == os.path.join("runs", "bowman_lstm")
+    assert layout.default_run_dir("bowman_lstm") == os.path.join("runs", "bowman_lstm")
 
 
 # A finished run ----------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ def test_images_are_written(name, expected, tmp_path):
 
 def test_unmatchedness_column_is_drawn(monkeypatch, tmp_path):
     drawn = []
-    import zoo.training.callbacks as callbacks
+    import zoo.training.callbacks.images as callbacks
 
     original = callbacks.plot_attention
     monkeypatch.setattr(callbacks, "plot_attention",

@@ -14,7 +14,9 @@ from tests.test_train import ONE_SHAPE, TINY
 from zoo.data.snli import load_snli
 from zoo.data.tokenizer import Tokenizer
 from zoo.data.vocab import Vocabulary
-from zoo.training import cli, inputs, trainer
+from zoo.commands.train import build_parser
+from zoo.runs import datasets as inputs
+from zoo.training.config import RunConfig
 
 
 def tiny(model, run_dir, *extra):
@@ -30,8 +32,8 @@ def members(tmp_path_factory):
 
 
 def test_syntactic_models_get_the_parse_trees(capsys):
-    args = cli.build_parser().parse_args(["--model", "syntactic_tree_lstm"])
-    preset = trainer.resolve_preset(args)
+    args = build_parser().parse_args(["--model", "syntactic_tree_lstm"])
+    preset = RunConfig.from_args(args).preset
     splits, _ = load_snli("snli_sample")
     test = splits["test"][:40]
     tokenizer = Tokenizer(lowercase=preset["data"]["lowercase"])

@@ -6,7 +6,7 @@ __all__ = ["create_model", "get_preset", "list_models", "register_model", "load"
 
 
 def load(run_dir):
-    """Loads a training run (model with its best weights, vocabulary, tokenizer): see `zoo.training.runs`."""
-    from zoo.training.runs import load_run
+    """Loads a training run (model with its best weights, vocabulary, tokenizer): see `zoo.runs`."""
+    from zoo.runs import load_run
 
     return load_run(run_dir)

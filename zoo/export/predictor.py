@@ -88,9 +88,9 @@ class RunPredictor:
     """
 
     def __init__(self, run_dir):
-        import zoo
+        from zoo.runs import load_run
 
-        self.run = zoo.load(run_dir)
+        self.run = load_run(run_dir)
         self.labels = self.run.labels
 
     def predict(self, pairs, batch_size=256):
@@ -249,11 +249,11 @@ def save_attention_png(explanation, path, name="attention"):
     Returns:
         `path`.
     """
-    from zoo.training.callbacks import _pyplot, plot_attention
+    from zoo.plotting import plot_attention, pyplot
 
     weights, columns, rows = alignment_grid(explanation, name)
     title = f"predicted: {explanation.label} ({explanation.probabilities[explanation.label]:.2f})"
     figure = plot_attention(weights, columns, rows, title)
     figure.savefig(path, dpi=100, bbox_inches="tight")
-    _pyplot().close(figure)
+    pyplot().close(figure)
     return path

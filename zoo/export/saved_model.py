@@ -32,7 +32,7 @@ import keras
 import tensorflow as tf
 
 from zoo.data.vocab import PAD_ID, UNK_ID
-from zoo.training.runs import VOCAB_FILE
+from zoo.runs.layout import VOCAB_FILE
 
 METADATA_PATH = os.path.join("assets.extra", "zoo.json")
 
@@ -177,7 +177,7 @@ def build_archive(run):
     """The `keras.export.ExportArchive` of a run with its `serving_default` and `explain` endpoints.
 
     Args:
-        run: a `zoo.training.runs.Run` (see `zoo.load`).
+        run: a `zoo.runs.Run` (see `zoo.load`).
 
     Returns:
         the archive (call `.write_out(path)`).
@@ -246,7 +246,7 @@ def export_saved_model(run, model_dir, version=None):
     server watching `model_dir` never sees a half-written version.
 
     Args:
-        run: a `zoo.training.runs.Run`.
+        run: a `zoo.runs.Run`.
         model_dir: `MODELS/NAME`.
         version: the version number (default: the next free one).
 

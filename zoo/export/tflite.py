@@ -39,7 +39,7 @@ import tensorflow as tf
 from zoo.constants import PAD_NODE
 from zoo.data.vocab import PAD_ID
 from zoo.export.saved_model import ExportError, INPUT_NAMES, max_lengths
-from zoo.training.runs import VOCAB_FILE
+from zoo.runs.layout import VOCAB_FILE
 
 MODEL_FILE = "model.tflite"
 METADATA_FILE = "tflite.json"
@@ -75,7 +75,7 @@ def convert(run, batch_size=1):
     read inside the recurrent loops) and `tf.lite.TFLiteConverter.from_saved_model`.
 
     Args:
-        run: a `zoo.training.runs.Run`.
+        run: a `zoo.runs.Run`.
         batch_size: the fixed number of pairs per invocation.
 
     Returns:
@@ -113,7 +113,7 @@ def export_tflite(run, out_dir, batch_size=1, overwrite=False):
     """Writes `model.tflite`, `vocab.txt` and `tflite.json` into `out_dir`.
 
     Args:
-        run: a `zoo.training.runs.Run`.
+        run: a `zoo.runs.Run`.
         out_dir: the output directory.
         batch_size: the fixed number of pairs per invocation.
         overwrite: replace an existing `model.tflite`.

@@ -1,17 +1,19 @@
-"""Training and evaluation: the library behind `train.py` and `evaluate.py`.
+"""Training: the library behind `train.py`.
 
-- `trainer`: `train(args)`, the whole training run (`zoo.training.train(**options)` from Python).
-- `inputs`: corpus, tokens, vocabulary, word vectors and tf.data for a run.
-- `evaluation`: accuracy, per-class accuracy, confusion matrix, per genre.
-- `runs`: the run directory and `load_run` (`zoo.load(run_dir)`).
-- `callbacks`, `losses`, `strategy`, `cli`: the pieces of the training loop.
+- `config`: `RunConfig`, the run's one typed configuration (from the command line or keyword arguments).
+- `trainer`: `train(config)`, the orchestration of a whole run.
+- `inputs`: corpus by role, vocabulary with pretrained words, word vectors.
+- `model`: the model built from the preset, its optimizer and loss; `ensemble`: HIM from two runs.
+- `callbacks`, `losses`, `strategy`, `kernels`, `compile_cache`, `cli`: the pieces of the training loop.
+
+A finished run is read back by `zoo.runs` (`zoo.load`), which does not import this package.
 """
 
-from zoo.training.runs import Run, load_run
+from zoo.errors import TrainError
 
 
 def train(**options):
-    """Trains a model from Python with `train.py`'s options as keyword arguments.
+    """Trains a model from Python with `train.py`'s settings as keyword arguments (see `RunConfig.create`).
 
     Example:
     ```python
@@ -21,10 +23,14 @@ def train(**options):
 
     Returns:
         `{"run_dir", "results", "model", "vocab", "tokenizer", "config"}` (see `trainer.train`).
+
+    Raises:
+        TrainError: a user error (an unknown option or setting is a `zoo.errors.ConfigError`).
     """
-    from zoo.training.trainer import train as run_training, training_options
+    from zoo.training.config import RunConfig
+    from zoo.training.trainer import train as run_training
 
-    return run_training(training_options(**options))
+    return run_training(RunConfig.create(**options))
 
 
-__all__ = ["Run", "load_run", "train"]
+__all__ = ["TrainError", "train"]

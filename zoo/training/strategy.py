@@ -17,7 +17,7 @@ import socket
 
 import tensorflow as tf
 
-from zoo.training import runs
+from zoo.runs import layout
 
 # How long `make_strategy("multi_worker")` waits for every worker of TF_CONFIG to come up (seconds).
 DEFAULT_CLUSTER_TIMEOUT = 300.0
@@ -306,10 +306,10 @@ def _no_cluster_message(task, timeout):
 
 
 # Non-chief workers -------------------------------------------------------------------------------
-# What a run directory holds that decides where a rerun resumes (zoo.training.runs): a non-chief worker
+# What a run directory holds that decides where a rerun resumes (zoo.runs.layout): a non-chief worker
 # starts from a copy of the chief's, so that both resume at the same epoch with the same history.
-RUN_STATE = (runs.CONFIG_FILE, runs.VOCAB_FILE, runs.HISTORY_FILE, runs.BEST_WEIGHTS_FILE, runs.RESULTS_FILE,
-             runs.BACKUP_DIR)
+RUN_STATE = (layout.CONFIG_FILE, layout.VOCAB_FILE, layout.HISTORY_FILE, layout.BEST_WEIGHTS_FILE, layout.RESULTS_FILE,
+             layout.BACKUP_DIR)
 
 
 def follow_chief(chief_dir, worker_dir):

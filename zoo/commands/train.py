@@ -1,20 +1,24 @@
-"""Command line of `train.py`: the argument parser and the `--set key=value` parsing."""
+"""`nli-zoo train` (and `train.py`): the argument parser, turned into the run's one typed configuration
+(`zoo.training.config.RunConfig.from_args`) and trained.
+"""
 
 import argparse
-import json
+import os
+import sys
+import warnings
 
-STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker")
-MIXED_PRECISION = {"bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
+from zoo.commands.options import add_corpus_options
+from zoo.training.config import MIXED_PRECISION, STRATEGIES
 
 
-def build_parser():
+def build_parser(prog="train.py"):
     """The `train.py` argument parser.
 
     Returns:
         an `argparse.ArgumentParser`.
     """
     parser = argparse.ArgumentParser(
-        prog="train.py",
+        prog=prog,
         description="Train an nli-zoo model on SNLI with its paper preset. Rerun the same command to "
                     "resume an interrupted run.")
     parser.add_argument("--model", required=True, help="registered model name (see zoo.list_models())")
@@ -36,7 +40,7 @@ def build_parser():
                              "~/.cache/nli-zoo): glove-840b-300d, glove-6b-300d, word2vec-google-news-300, "
                              "fasttext-crawl-300d-2m; a vector file (.txt/.vec/.gz/.zip, word2vec .bin/.bin.gz); "
                              "or 'none' (random vectors, all trainable)")
-    parser.add_argument("--embedding-dim", type=int, default=300,
+    parser.add_argument("--embedding-dim", type=int, default=None,
                         help="word vector size with --embeddings none (default 300, as in the papers)")
     parser.add_argument("--epochs", type=int, default=None, help="shortcut for --set epochs=N")
     parser.add_argument("--batch-size", type=int, default=None, help="shortcut for --set batch_size=B")
@@ -92,68 +96,27 @@ def build_parser():
     return parser
 
 
-def add_corpus_options(parser):
-    """`--fields` and `--labels`, which say how to read an NLI file (train.py and evaluate.py)."""
-    parser.add_argument("--fields", default=None, metavar="TARGET=FIELD,...",
-                        help="NLI files: which record fields hold the pair, e.g. "
-                             "premise=sentence1,hypothesis=sentence2,label=gold_label (the default)")
-    parser.add_argument("--labels", default=None, metavar="DATA=LABEL,...",
-                        help="NLI files: map the data's labels to entailment/neutral/contradiction (or 0/1/2), "
-                             "e.g. entails=entailment,contradicts=contradiction")
-
-
-def parse_value(text):
-    """Parses a `--set` value: a JSON literal when it is one, else the string itself.
-
-    Args:
-        text: the text after `=`.
+def main(argv=None, prog="train.py"):
+    """Runs `train.py` with `argv` (default `sys.argv[1:]`).
 
     Returns:
-        the parsed value (`"0.5"` -> 0.5, `"true"` -> True, `"null"` -> None, `"adam"` -> "adam").
+        the dict of `zoo.training.trainer.train(config)`; on a user error prints one line to stderr and
+        exits with status 2.
     """
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    args = build_parser(prog).parse_args(argv)
+    from zoo.errors import TrainError
+    from zoo.training import compile_cache
+    from zoo.training.config import RunConfig
+
     try:
-        return json.loads(text)
-    except ValueError:
-        return text
+        config = RunConfig.from_args(args)  # validated once, before TensorFlow starts
+        compile_cache.enable(config.compile_cache, backend="tensorflow")
+        # tf.data datasets of unknown length end each epoch this way; Keras warns every epoch.
+        warnings.filterwarnings("ignore", message="Your input ran out of data")
+        from zoo.training.trainer import train
 
-
-def parse_overrides(items):
-    """Turns `["key=value", ...]` into a dict.
-
-    Args:
-        items: the `--set` arguments.
-
-    Returns:
-        `{key: parsed value}`.
-
-    Raises:
-        ValueError: for an item without `=` or with an empty key.
-    """
-    overrides = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
-        overrides[key] = parse_value(value)
-    return overrides
-
-
-def collect_overrides(args):
-    """All preset overrides of the command line: `--set` plus the `--epochs`/`--batch-size`/`--embeddings`
-    shortcuts.
-
-    Args:
-        args: parsed arguments.
-
-    Returns:
-        `{key: value}`.
-    """
-    overrides = parse_overrides(args.overrides)
-    if args.epochs is not None:
-        overrides["epochs"] = args.epochs
-    if args.batch_size is not None:
-        overrides["batch_size"] = args.batch_size
-    if getattr(args, "embeddings", None) is not None:
-        overrides["embeddings"] = args.embeddings
-    return overrides
+        return train(config)
+    except TrainError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -104,7 +104,7 @@ def evaluate_dataset(model, dataset, genres=None, verbose=0):
 def evaluate_examples(model, examples, vocab, tokenizer, preset, batch_size=None, verbose=0):
     """`scores` of a model on labelled examples, per genre where they have one.
 
-    The pairs are batched grouped by shape (`zoo.training.inputs.by_shape`) and scored in their own order.
+    The pairs are batched grouped by shape (`zoo.runs.datasets.by_shape`) and scored in their own order.
 
     Args:
         model: an `NLIModel` (or HIM).
@@ -113,7 +113,7 @@ def evaluate_examples(model, examples, vocab, tokenizer, preset, batch_size=None
         batch_size: pairs per batch (default: the preset's).
         verbose: 1 shows a progress bar.
     """
-    from zoo.training.inputs import by_shape, make_dataset
+    from zoo.runs.datasets import by_shape, make_dataset
 
     order = by_shape(examples, tokenizer, preset)
     ordered = [examples[i] for i in order]

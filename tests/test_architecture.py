@@ -1,0 +1,105 @@
+"""The package's floors: a lower layer never imports a higher one, and no modules import each other in a
+circle. Read from the source (every import, those inside functions included), so nothing is run."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ZOO = Path(__file__).resolve().parent.parent / "zoo"
+
+# From the ground up. A module may import the floors below its own, and its own package; the packages of
+# one floor do not import each other (training and export, for instance, both stand on runs), except the
+# registry and the model files, which register themselves in it (one unit).
+UNITS = [{"zoo.models", "zoo.registry"}]
+FLOORS = [
+    {"zoo.constants", "zoo.errors", "zoo.fileio"},
+    {"zoo.layers"},
+    {"zoo.models", "zoo.registry"},
+    {"zoo.data", "zoo.plotting"},
+    {"zoo.runs"},
+    {"zoo.export", "zoo.training", "zoo.presets"},
+    {"zoo.diagnostics"},
+    {"zoo.commands"},
+]
+
+
+def module_name(path):
+    parts = list(path.relative_to(ZOO.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path, top_level_only=False):
+    """The `zoo` modules a file imports (relative imports resolved)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = tree.body if top_level_only else ast.walk(tree)
+    found = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("zoo")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("zoo"):
+            for alias in node.names:  # `from zoo.runs import layout` imports the module zoo.runs.layout
+                candidate = f"{node.module}.{alias.name}"
+                found.add(candidate if module_path(candidate) else node.module)
+    return found
+
+
+def module_path(name):
+    base = ZOO.parent.joinpath(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.exists():
+            return path
+    return None
+
+
+def floor_of(name):
+    for index, packages in enumerate(FLOORS):
+        if any(name == p or name.startswith(p + ".") for p in packages):
+            return index, next(p for p in packages if name == p or name.startswith(p + "."))
+    return None, None
+
+
+MODULES = {module_name(path): path for path in ZOO.rglob("*.py")}
+
+
+def test_every_module_has_a_floor():
+    assert [name for name in MODULES if name != "zoo" and floor_of(name)[0] is None] == []
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if n != "zoo"))
+def test_no_module_imports_a_higher_floor_or_a_neighbour(name):
+    floor, package = floor_of(name)
+    for target in sorted(imports(MODULES[name])):
+        if target == "zoo":  # the facade (zoo/__init__.py): only the command lines and scripts use it
+            raise AssertionError(f"{name} imports the package facade `zoo`; import the module that defines "
+                                 "the name instead")
+        target_floor, target_package = floor_of(target)
+        assert target_floor is not None, f"{name} imports {target}, which has no floor"
+        same_unit = target_package == package or any({package, target_package} <= unit for unit in UNITS)
+        assert target_floor < floor or same_unit, \
+            f"{name} (floor {floor}) imports {target} (floor {target_floor})"
+
+
+def test_no_import_circle_at_module_level():
+    graph = {name: {t for t in imports(path, top_level_only=True) if t in MODULES} for name, path in MODULES.items()}
+    cycles, state = [], {}
+
+    def visit(node, stack):
+        state[node] = "open"
+        for target in sorted(graph[node]):
+            if state.get(target) == "open":
+                cycles.append(stack[stack.index(target):] + [target])
+            elif target not in state:
+                visit(target, stack + [target])
+        state[node] = "done"
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
+
+
+def test_export_and_runs_do_not_import_training():
+    for name, path in MODULES.items():
+        if name.startswith(("zoo.export", "zoo.runs", "zoo.presets")):
+            assert not {t for t in imports(path) if t.startswith("zoo.training")}, name

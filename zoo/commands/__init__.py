@@ -1,0 +1,34 @@
+"""The command lines: `nli-zoo train | evaluate | predict | export | models` (installed by `pip install .`).
+
+Each subcommand is a module of this package with `build_parser(prog)` and `main(argv, prog)`; the
+top-level scripts `train.py`, `evaluate.py`, `predict.py` and `export.py` of a checkout call the same
+`main`. A user error prints one line `PROG: error: ...` and exits with status 2.
+"""
+
+import importlib
+import os
+import sys
+
+COMMANDS = {
+    "train": "train a model with its paper preset (rerun to resume)",
+    "evaluate": "score a run, a preset, a SavedModel or a TFLite model on any labelled NLI data",
+    "predict": "label sentence pairs and show what the model attended to",
+    "export": "export a run: SavedModel (TF Serving), TFLite, or a preset directory",
+    "models": "list the registered models, or show one's paper preset",
+}
+
+
+def main(argv=None):
+    """`nli-zoo COMMAND [options]`: runs the subcommand's `main` with the rest of the arguments."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: nli-zoo COMMAND [options]   (nli-zoo COMMAND --help for a command's options)\n\ncommands:")
+        for name, what in COMMANDS.items():
+            print(f"  {name:<10} {what}")
+        return 0 if argv else 2
+    if argv[0] not in COMMANDS:
+        print(f"nli-zoo: error: unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)}", file=sys.stderr)
+        raise SystemExit(2)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    module = importlib.import_module(f"zoo.commands.{argv[0]}")
+    return module.main(argv[1:], prog=f"nli-zoo {argv[0]}")

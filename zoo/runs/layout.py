@@ -1,0 +1,148 @@
+"""The run directory: its layout, its JSON files, and what a rerun of `train.py` does with it.
+
+A run directory holds (see docs/architecture.md):
+```
+RUN/
+  config.json       # the run configuration (zoo.training.config.RunConfig) plus what training derived:
+                    # vocabulary size, embedding dim, tunable words, tokenizer, labels
+  vocab.txt
+  best.weights.h5   # weights of the best dev accuracy
+  backup/           # BackupAndRestore state (resume after kill)
+  history.json      # one entry per finished epoch; "finished" once fit() returned
+  results.json      # test accuracy, per-class accuracy, confusion matrix
+  evaluations/      # evaluate.py reports
+  logs/             # TensorBoard
+```
+This module reads and writes those files; it imports nothing of the zoo above `zoo.errors`.
+"""
+
+import json
+import os
+import shutil
+
+CONFIG_FILE = "config.json"
+VOCAB_FILE = "vocab.txt"
+BEST_WEIGHTS_FILE = "best.weights.h5"
+BACKUP_DIR = "backup"
+HISTORY_FILE = "history.json"
+RESULTS_FILE = "results.json"
+LOGS_DIR = "logs"
+
+# Config entries that must match for a rerun to resume the run in the same directory (plus
+# "embedding_dim" with random vectors).
+IDENTITY_KEYS = ("model", "preset", "embeddings", "data", "seed")
+
+
+def default_run_dir(model_name, root="runs"):
+    """The run directory used when `--run-dir` is not given: `runs/MODEL` (deterministic, so that
+    rerunning the same command resumes)."""
+    return os.path.join(root, model_name)
+
+
+def read_json(path, default=None):
+    """Reads a JSON file, or returns `default` when it does not exist."""
+    if not os.path.exists(path):
+        return default
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write_json(path, value):
+    """Writes `value` as indented JSON atomically (write to a temporary file, then rename)."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(value, f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def load_config(run_dir):
+    """The `config.json` of a run.
+
+    Raises:
+        FileNotFoundError: when `run_dir` has no config.
+    """
+    path = os.path.join(run_dir, CONFIG_FILE)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{run_dir!r} is not a run directory (no {CONFIG_FILE})")
+    return read_json(path)
+
+
+def save_config(run_dir, config):
+    """Writes `config.json` into `run_dir` (created when missing)."""
+    os.makedirs(run_dir, exist_ok=True)
+    write_json(os.path.join(run_dir, CONFIG_FILE), config)
+
+
+def config_differences(old, new):
+    """The entries of `new` (identity entries, see `IDENTITY_KEYS`) on which `old` differs, as readable lines."""
+    lines = []
+    for key in new:
+        a, b = old.get(key), new.get(key)
+        if key == "preset" and isinstance(a, dict) and isinstance(b, dict):
+            for section in sorted(set(a) | set(b)):
+                sa, sb = a.get(section, {}), b.get(section, {})
+                for name in sorted(set(sa) | set(sb)):
+                    if sa.get(name) != sb.get(name):
+                        lines.append(f"{section}.{name}: {sa.get(name)!r} -> {sb.get(name)!r}")
+        elif key == "init_from" and isinstance(a, dict) and a.get("run_dir") == b:
+            continue  # config.json records the run started from as a dict with its path
+        elif a != b:
+            lines.append(f"{key}: {a!r} -> {b!r}")
+    return lines
+
+
+def prepare_run_dir(run_dir, identity, overwrite=False):
+    """Decides what to do with `run_dir` for a run whose identity entries are `identity`.
+
+    Args:
+        run_dir: the run directory.
+        identity: `{key: value}` for `IDENTITY_KEYS`.
+        overwrite: delete an existing run whose settings differ (or that finished) and start again.
+
+    Returns:
+        `"new"` (nothing to resume), `"resume"` (same settings, training unfinished) or `"evaluate"`
+        (same settings, training finished but no results yet) or `"finished"` (results exist).
+
+    Raises:
+        RunConflictError: when the directory holds a run with other settings and not `overwrite`.
+    """
+    old = read_json(os.path.join(run_dir, CONFIG_FILE))
+    if old is None:
+        # "workers" holds the scratch directories of multi-worker training, created by other processes
+        if os.path.isdir(run_dir) and set(os.listdir(run_dir)) - {"workers"} and not overwrite:
+            raise RunConflictError(f"{run_dir} exists and is not a run directory; "
+                                   "choose another --run-dir or pass --overwrite")
+        if os.path.isdir(run_dir) and overwrite:
+            clear_run_dir(run_dir)
+        return "new"
+    differences = config_differences(old, identity)
+    finished = os.path.exists(os.path.join(run_dir, RESULTS_FILE))
+    if differences or (finished and overwrite):
+        if not overwrite:
+            raise RunConflictError(
+                f"{run_dir} holds a run with other settings ({'; '.join(differences)}); rerun with the "
+                "same settings to resume, choose another --run-dir, or pass --overwrite to start again")
+        clear_run_dir(run_dir)
+        return "new"
+    if finished:
+        return "finished"
+    history = read_json(os.path.join(run_dir, HISTORY_FILE), {})
+    return "evaluate" if history.get("finished") else "resume"
+
+
+def clear_run_dir(run_dir):
+    """Deletes a run directory's content, but not `workers/`: other workers of a multi-worker run may be
+    writing there right now (each resets its own folder from the chief's state when it starts)."""
+    for name in os.listdir(run_dir):
+        if name == "workers":
+            continue
+        path = os.path.join(run_dir, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.remove(path)
+
+
+class RunConflictError(ValueError):
+    """The run directory holds a run with other settings."""

@@ -1,0 +1,132 @@
+"""Images drawn after each epoch: attention heatmaps of fixed dev pairs, the dev confusion matrix."""
+
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from zoo.data.trees import element_labels
+from zoo.plotting import plot_attention
+from zoo.runs.evaluation import confusion_matrix, predict_labels
+from zoo.training.callbacks.tensorboard import figure_to_image, write_confusion_image
+
+
+class AttentionImages(keras.callbacks.Callback):
+    """Draws the attention of a few fixed dev pairs after each epoch (skipped for models that do not
+    attend). Each image is cropped to the real tokens and labelled with them.
+
+    Models with more to show get more: Luo et al.'s models draw the unmatchedness u_b of each hypothesis
+    word as an extra column "u" beside the attention (their Figure 1), and the match-LSTMs draw their
+    input, forget and output gates per hypothesis word (mean over the d units; Wang & Jiang §3.3) under
+    the tag `gates/pair_<i>`.
+
+    Args:
+        logdir: TensorBoard directory; images go to its `images` run, tags `attention/pair_<i>`.
+        inputs: `{"premise": int32 [N, Lp], "hypothesis": int32 [N, Lh]}` of the pairs.
+        premise_tokens: the premise words of each pair (as tokenized).
+        hypothesis_tokens: the hypothesis words of each pair.
+        labels: gold label names of the pairs (shown under the image).
+    """
+
+    GATES = ("input_gate", "forget_gate", "output_gate")
+
+    def __init__(self, logdir, inputs, premise_tokens, hypothesis_tokens, labels=None):
+        super().__init__()
+        self.logdir = logdir
+        self.inputs = inputs
+        self.premise_tokens = premise_tokens
+        self.hypothesis_tokens = hypothesis_tokens
+        self.gold = labels or [""] * len(premise_tokens)
+        self.writer = None
+        self.enabled = True
+
+    def on_epoch_end(self, epoch, logs=None):
+        if not self.enabled:
+            return
+        outputs = self.model.explain(self.inputs)
+        if "attention" not in outputs:
+            self.enabled = False
+            print("[train] the model has no attention: no attention images", flush=True)
+            return
+        self.write(epoch, {key: np.asarray(value) for key, value in outputs.items()})
+
+    def write(self, step, outputs):
+        """Writes the images of every pair for `step` from the model's `explain()` outputs (numpy).
+
+        A map over tree nodes (the outputs hold node masks `premise_mask`) uses the in-order layout of
+        `zoo.data.trees` (word t at node 2t, the phrase joining words t and t + 1 at node 2t + 1, Chen et
+        al. Figure 3 c): words are labelled with their tokens, phrase nodes with "•"
+        (`zoo.data.trees.element_labels`).
+        """
+        from zoo.data import LABELS
+
+        attention = outputs["attention"].astype("float32")
+        over_nodes = "premise_mask" in outputs
+        if self.writer is None:
+            self.writer = tf.summary.create_file_writer(os.path.join(self.logdir, "images"))
+        with self.writer.as_default(), tf.summary.record_if(True):
+            for i, (premise, hypothesis) in enumerate(zip(self.premise_tokens, self.hypothesis_tokens)):
+                lp = int(np.count_nonzero(self.inputs["premise"][i]))
+                lh = int(np.count_nonzero(self.inputs["hypothesis"][i]))
+                premise, hypothesis = _fit_tokens(premise, lp), _fit_tokens(hypothesis, lh)
+                hypothesis_labels = hypothesis
+                weights = attention[i]
+                if over_nodes:  # tree nodes or Paria's S_e elements: as many as the masks' real entries
+                    lp, lh = int(outputs["premise_mask"][i].sum()), int(outputs["hypothesis_mask"][i].sum())
+                    premise, hypothesis = element_labels(premise, lp), element_labels(hypothesis, lh)
+                premise_labels = _fit_tokens(premise, lp)
+                if getattr(self.model, "attention_null_column", False):
+                    # Wang & Jiang's NULL premise position is column 0 of the map.
+                    weights, premise_labels = weights[:, :lp + 1], ["NULL"] + premise_labels
+                    lp += 1
+                rows = weights.shape[0]
+                if rows == 1 and lh != 1:
+                    weights, row_labels = weights[:1, :lp], ["(final)"]
+                else:
+                    weights, row_labels = weights[:lh, :lp], _fit_tokens(hypothesis, lh)
+                if "unmatchedness_b" in outputs and not over_nodes:
+                    # Luo et al. Figure 1: u of each hypothesis word, in [1/ℓ_a, 1], beside its attention row.
+                    u = outputs["unmatchedness_b"][i, :lh].astype("float32")
+                    weights, premise_labels = np.concatenate([weights, u[:, None]], axis=1), premise_labels + ["u"]
+                predicted = LABELS[int(np.argmax(outputs["probabilities"][i]))]
+                title = f"gold: {self.gold[i]}   predicted: {predicted}"
+                figure = plot_attention(weights, premise_labels, row_labels, title)
+                tf.summary.image(f"attention/pair_{i}", figure_to_image(figure), step=step)
+                if all(gate in outputs for gate in self.GATES):
+                    means = np.stack([outputs[gate][i, :len(hypothesis_labels)].mean(-1) for gate in self.GATES])
+                    figure = plot_attention(means.T, ["input", "forget", "output"], hypothesis_labels,
+                                            f"mean gate value per word; {title}")
+                    tf.summary.image(f"gates/pair_{i}", figure_to_image(figure), step=step)
+        self.writer.flush()
+
+
+def _fit_tokens(tokens, length):
+    """`tokens` cut or padded (with `?`) to `length` labels."""
+    tokens = list(tokens)[:length]
+    return tokens + ["?"] * (length - len(tokens))
+
+
+class ConfusionImages(keras.callbacks.Callback):
+    """Draws the dev confusion matrix after each epoch (tag `confusion_matrix/dev`, `images` run).
+
+    Args:
+        logdir: TensorBoard directory.
+        dataset: a dev dataset of `(features, labels, weights)` (a capped subset keeps this cheap).
+        labels: class names.
+    """
+
+    def __init__(self, logdir, dataset, labels):
+        super().__init__()
+        self.logdir = logdir
+        self.dataset = dataset
+        self.labels = labels
+        self.writer = None
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.writer is None:
+            self.writer = tf.summary.create_file_writer(os.path.join(self.logdir, "images"))
+        gold, predicted = predict_labels(self.model, self.dataset)
+        matrix = confusion_matrix(gold, predicted, len(self.labels))
+        write_confusion_image(self.writer, matrix, self.labels, "confusion_matrix/dev", epoch,
+                              f"dev, epoch {epoch + 1}")

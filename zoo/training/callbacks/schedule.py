@@ -1,0 +1,92 @@
+"""Learning-rate schedules: per-epoch decay (Wang & Jiang's 0.95) and Chen et al.'s halve-on-plateau."""
+
+import os
+
+from zoo.training.callbacks.monitor import ReplayingMonitor
+
+
+def learning_rate_schedule(learning_rate, decay):
+    """A per-epoch learning-rate function for `keras.callbacks.LearningRateScheduler`.
+
+    Args:
+        learning_rate: the initial learning rate.
+        decay: None (constant) or `{"type": "exponential", "rate": r, "every_epochs": k}`
+            (lr * r ** (epoch // k)) or `{"type": "step", "rate": r, "every_epochs": k}` (same thing).
+
+    Returns:
+        `f(epoch, lr) -> float`, a function of the epoch index only (so that resuming is exact).
+
+    Raises:
+        ValueError: for an unknown decay type.
+    """
+    if decay is None:
+        return lambda epoch, lr=None: float(learning_rate)
+    if isinstance(decay, (int, float)):
+        decay = {"type": "exponential", "rate": float(decay), "every_epochs": 1}
+    kind = decay.get("type", "exponential")
+    if kind not in ("exponential", "step"):
+        raise ValueError(f"unknown lr_decay type {kind!r}; use 'exponential', 'step' or 'halve_on_plateau'")
+    rate, every = float(decay["rate"]), int(decay.get("every_epochs", 1))
+    return lambda epoch, lr=None: float(learning_rate * rate ** (epoch // every))
+
+
+def is_plateau_schedule(decay):
+    """Whether an `lr_decay` setting asks for `HalveOnPlateau` (`{"type": "halve_on_plateau", ...}`)."""
+    return isinstance(decay, dict) and decay.get("type") == "halve_on_plateau"
+
+
+class HalveOnPlateau(ReplayingMonitor):
+    """Chen et al.'s schedule, as their released code runs it (lukecq1231/nli, scripts/ESIM/main.py).
+
+    After each epoch's dev evaluation: if dev accuracy is at least the best so far, it becomes the best;
+    otherwise the learning rate is multiplied by `factor` (0.5), the best weights are loaded back (the
+    optimizer's moments are kept, as there), and once this has happened more than `max_halvings` times
+    (the code's `patience`, 7) training stops. Ties count as improvements, as in the code's `<=` on
+    the error; the best-weights file keeps the earlier of two equal epochs.
+
+    The state is a function of the finished epochs in `history.json` (`ReplayingMonitor`), so a resumed
+    run continues with the same learning rate and count. The learning rate of each epoch is logged as
+    `learning_rate` (TensorBoard's `epoch_learning_rate`).
+
+    Args:
+        history: the run's `EpochHistory` (put this callback before it).
+        learning_rate: the initial learning rate.
+        best_path: the best-weights file (written by the `ModelCheckpoint` placed before this callback).
+        monitor: the dev metric, higher is better.
+        factor: the multiplier of each halving.
+        max_halvings: halvings allowed before stopping (None: never stop).
+    """
+
+    def __init__(self, history, learning_rate, best_path, monitor="val_accuracy", factor=0.5, max_halvings=7):
+        super().__init__(history, monitor=monitor, ties_improve=True)
+        self.initial = float(learning_rate)
+        self.best_path = best_path
+        self.factor = float(factor)
+        self.max_halvings = max_halvings
+
+    @property
+    def halvings(self):
+        """Halvings so far: every epoch without improvement halves."""
+        return self.misses
+
+    @property
+    def learning_rate(self):
+        return self.initial * self.factor ** self.halvings
+
+    def on_epoch_begin(self, epoch, logs=None):
+        super().on_epoch_begin(epoch, logs)
+        self.model.optimizer.learning_rate.assign(self.learning_rate)
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs if logs is not None else {}
+        logs["learning_rate"] = self.learning_rate  # the rate this epoch trained with
+        super().on_epoch_end(epoch, logs)
+
+    def on_no_improvement(self, epoch, logs):
+        print(f"[train] no {self.monitor} improvement: learning rate halved to {self.learning_rate:.3g} "
+              f"(halving {self.halvings}), best weights reloaded", flush=True)
+        if os.path.exists(self.best_path):
+            self.model.load_weights(self.best_path)
+        if self.max_halvings is not None and self.halvings > self.max_halvings:
+            self.model.stop_training = True
+            print(f"[train] early stopping: {self.halvings} halvings (more than {self.max_halvings})", flush=True)

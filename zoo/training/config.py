@@ -1,0 +1,337 @@
+"""`RunConfig`: one typed configuration of a training run, built once, validated once, passed whole.
+
+It is built from `train.py`'s command line (`RunConfig.from_args`) or from Python keyword arguments
+(`RunConfig.create(model="esim", dataset="snli_sample", ...)`), resolves the paper preset with the
+overrides once, and is never changed afterwards (a frozen dataclass). `config.json` records it:
+`identity()` holds the entries a rerun must match to resume, `to_json()` the whole configuration.
+
+Example:
+```python
+from zoo.training.config import RunConfig
+config = RunConfig.create(model="bowman_lstm", dataset="snli_sample", embeddings="none", epochs=1,
+                          overrides={"hidden_size": 8})
+config.preset["train"]["epochs"], config.run_dir        # 1, 'runs/bowman_lstm'
+```
+"""
+
+import dataclasses
+import json
+import math
+import os
+from typing import Optional
+
+from zoo.errors import ConfigError
+from zoo.runs.layout import default_run_dir
+
+STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker")
+MIXED_PRECISION = {"bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
+JIT_COMPILE = {"auto": "auto", "true": True, "false": False}
+
+# Preset settings that must be positive whole numbers or positive numbers: checked once, with the setting
+# named, instead of failing deep inside Keras (`--batch-size 0`, `--set learning_rate=fast`).
+POSITIVE_INTEGERS = ("batch_size", "epochs", "hidden_size", "mlp_layers", "operator_size")
+POSITIVE_NUMBERS = ("epsilon", "global_clipnorm")
+NON_NEGATIVE_NUMBERS = ("learning_rate",)  # 0 freezes the weights (a check that fine-tuning starts from a run)
+OPTIONAL = ("global_clipnorm",)  # None turns them off
+UNIT_INTERVAL = ("dropout", "beta_1", "beta_2")  # in [0, 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """What a training run is: the model, its preset, the data, the vectors and how to run it.
+
+    Attributes:
+        model: the registered model name.
+        preset: the paper preset with every override applied (`{"model", "train", "data"}`).
+        overrides: the settings the user changed (`--set`, `--epochs`, `--batch-size`, `--embeddings`).
+        embeddings: the word vectors (a name, a path or `"none"`): the preset's unless given.
+        embedding_dim: the vector size with `embeddings="none"` (default 300, as in the papers).
+        dataset, data_dir: where the data comes from (`data_dir`, a path, wins over `dataset`).
+        fields, labels, roles: how to read an NLI file and which split plays which role.
+        max_train_examples, max_eval_examples: caps on the splits (quick experiments).
+        shuffle, bucket: shuffle the training pairs; batch pairs of one length-grid cell together.
+        seed: the random seed.
+        members: `(esim_run, tree_run)` to combine into HIM without training.
+        init_from: a finished run to start from (fine-tuning).
+        run_dir: the run directory (default `runs/MODEL`); logdir: TensorBoard's (default `RUN/logs`).
+        overwrite: start again in a directory that holds another or a finished run.
+        strategy, cluster_timeout, mixed_precision, jit_compile, compile_cache: how to run.
+        log_every, attention_examples, verbose: what to show.
+        cpu_devices, pause_after_epoch: test hooks (logical CPUs, a pause to interrupt between epochs).
+    """
+
+    model: str
+    preset: dict
+    overrides: dict = dataclasses.field(default_factory=dict)
+    embeddings: str = "none"
+    embedding_dim: Optional[int] = None
+    dataset: str = "snli"
+    data_dir: Optional[str] = None
+    fields: Optional[str] = None
+    labels: Optional[str] = None
+    roles: Optional[str] = None
+    max_train_examples: Optional[int] = None
+    max_eval_examples: Optional[int] = None
+    shuffle: bool = True
+    bucket: bool = True
+    seed: int = 0
+    members: Optional[tuple] = None
+    init_from: Optional[str] = None
+    run_dir: str = ""
+    logdir: Optional[str] = None
+    overwrite: bool = False
+    strategy: str = "auto"
+    cluster_timeout: Optional[float] = None
+    mixed_precision: Optional[str] = None
+    jit_compile: object = "auto"
+    compile_cache: Optional[str] = None
+    log_every: int = 100
+    attention_examples: int = 3
+    verbose: int = 1
+    cpu_devices: Optional[int] = None
+    pause_after_epoch: float = 0.0
+
+    # Construction -----------------------------------------------------------------------------------
+    @classmethod
+    def create(cls, model, overrides=None, epochs=None, batch_size=None, embeddings=None, **options):
+        """A validated configuration from keyword arguments.
+
+        Args:
+            model: the registered model name.
+            overrides: preset settings to change, `{key: value}` or `["key=value", ...]` (as `--set`).
+            epochs, batch_size, embeddings: shortcuts for those preset settings.
+            **options: the other fields of `RunConfig` (not `preset`, which is resolved here).
+
+        Raises:
+            ConfigError: an unknown model, setting or option, or a value of the wrong kind or range.
+        """
+        from zoo.registry import get_preset
+        from zoo.registry import apply_overrides
+
+        unknown = set(options) - {f.name for f in dataclasses.fields(cls)} | ({"preset"} & set(options))
+        if unknown:
+            raise ConfigError(f"unknown training option(s) {', '.join(sorted(unknown))}; options: "
+                              f"{', '.join(sorted(cls.option_names()))}")
+        if isinstance(overrides, (list, tuple)):
+            try:
+                overrides = parse_overrides(overrides)
+            except ValueError as error:
+                raise ConfigError(str(error)) from None
+        overrides = dict(overrides or {})
+        for key, value in (("epochs", epochs), ("batch_size", batch_size), ("embeddings", embeddings)):
+            if value is not None:
+                overrides[key] = value
+        init_from = options.get("init_from")
+        init_config = _init_run_config(init_from) if init_from else None
+        if init_config is not None:
+            if "embeddings" not in overrides and init_config.get("embeddings"):
+                overrides["embeddings"] = init_config["embeddings"]  # fine-tuning keeps the run's vectors
+            dim = options.get("embedding_dim")
+            if dim is not None and init_config.get("embedding_dim") not in (None, dim):
+                raise ConfigError(f"--embedding-dim {dim} does not fit --init-from {init_from}, whose word vectors "
+                                  f"are {init_config['embedding_dim']}-d: leave --embedding-dim out")
+        try:
+            preset = apply_overrides(get_preset(model), overrides)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
+        options.setdefault("run_dir", None)
+        options["run_dir"] = options["run_dir"] or default_run_dir(model)
+        if options.get("members") is not None:
+            options["members"] = tuple(options["members"])
+        config = cls(model=model, preset=preset, overrides=overrides, embeddings=preset["data"]["embeddings"],
+                     **options)
+        config.validate()
+        return config
+
+    @classmethod
+    def from_args(cls, args):
+        """The configuration of a parsed `train.py` command line (`zoo.commands.train.build_parser`)."""
+        try:
+            overrides = collect_overrides(args)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
+        options = {name: getattr(args, name) for name in cls.option_names() if hasattr(args, name)}
+        options.update(shuffle=not args.no_shuffle, bucket=not args.no_bucket)
+        return cls.create(args.model, overrides=overrides, **options)
+
+    @classmethod
+    def option_names(cls):
+        """The keyword arguments `create` takes besides the preset shortcuts."""
+        return [f.name for f in dataclasses.fields(cls) if f.name not in ("model", "preset", "overrides", "embeddings")]
+
+    def replace(self, **changes):
+        """A validated copy with `changes` (the configuration itself never changes)."""
+        config = dataclasses.replace(self, **changes)
+        config.validate()
+        return config
+
+    # Validation -------------------------------------------------------------------------------------
+    def validate(self):
+        """Checks every setting once, naming the option and the value.
+
+        Raises:
+            ConfigError: the first setting that cannot be right.
+        """
+        train, data, model = self.preset["train"], self.preset["data"], self.preset["model"]
+        for section in (train, data, model):
+            for key in POSITIVE_INTEGERS:
+                if key in section:
+                    _check_positive(key, section[key], integer=True)
+            for key in POSITIVE_NUMBERS + NON_NEGATIVE_NUMBERS:
+                if key in section and not (key in OPTIONAL and section[key] is None):
+                    _check_positive(key, section[key], zero=key in NON_NEGATIVE_NUMBERS)
+            for key in UNIT_INTERVAL:
+                if key in section and not (_is_number(section[key]) and 0 <= section[key] < 1):
+                    raise ConfigError(f"{key} must be a number in [0, 1), got {section[key]!r}")
+        if train.get("l2") is not None and not (_is_number(train["l2"]) and train["l2"] >= 0):
+            raise ConfigError(f"l2 must be a number >= 0, got {train['l2']!r}")
+        if train.get("patience") is not None:
+            _check_positive("patience", train["patience"], integer=True, zero=True)
+        for key in ("max_premise_length", "max_hypothesis_length"):
+            if data.get(key) is not None:
+                _check_positive(key, data[key], integer=True)
+        if data.get("max_vocabulary") is not None:
+            _check_positive("max_vocabulary", data["max_vocabulary"], integer=True, zero=True)
+        for key in ("max_train_examples", "max_eval_examples", "cpu_devices"):
+            if getattr(self, key) is not None:
+                _check_positive(f"--{key.replace('_', '-')}", getattr(self, key), integer=True)
+        if self.embedding_dim is not None:
+            _check_positive("--embedding-dim", self.embedding_dim, integer=True)
+        for key in ("log_every", "attention_examples"):
+            _check_positive(f"--{key.replace('_', '-')}", getattr(self, key), integer=True, zero=True)
+        if self.cluster_timeout is not None:
+            _check_positive("--cluster-timeout", self.cluster_timeout, zero=True)
+        if self.strategy not in STRATEGIES:
+            raise ConfigError(f"--strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
+        if self.mixed_precision is not None and self.mixed_precision not in MIXED_PRECISION:
+            raise ConfigError(f"--mixed-precision must be one of {', '.join(MIXED_PRECISION)}, "
+                              f"got {self.mixed_precision!r}")
+        if str(self.jit_compile).lower() not in JIT_COMPILE:
+            raise ConfigError(f"--jit-compile must be auto, true or false, got {self.jit_compile!r}")
+        if self.members is not None and (self.model != "him" or len(self.members) != 2):
+            raise ConfigError("--members combines two runs (ESIM_RUN TREE_RUN) into the HIM ensemble: "
+                              "use it with --model him")
+        if os.path.exists(self.run_dir) and not os.path.isdir(self.run_dir):
+            raise ConfigError(f"--run-dir {self.run_dir} is a file, not a directory: choose another --run-dir")
+
+    # Derived values ---------------------------------------------------------------------------------
+    @property
+    def source(self):
+        """The data source: `data_dir` when given, else `dataset`."""
+        return self.data_dir or self.dataset
+
+    @property
+    def jit(self):
+        """`jit_compile` as Keras takes it: `"auto"`, True or False."""
+        return JIT_COMPILE[str(self.jit_compile).lower()]
+
+    @property
+    def random_vectors_dim(self):
+        """The size of random word vectors (`embeddings="none"`): `embedding_dim`, or 300."""
+        return self.embedding_dim or 300
+
+    def identity(self):
+        """The `config.json` entries a rerun must match to resume in the same run directory."""
+        identity = {
+            "model": self.model,
+            "preset": self.preset,
+            "embeddings": self.embeddings,
+            "data": {"source": self.source, "fields": self.fields, "labels": self.labels, "roles": self.roles,
+                     "max_train_examples": self.max_train_examples, "max_eval_examples": self.max_eval_examples,
+                     "shuffle": self.shuffle, "bucket": self.bucket},
+            "seed": self.seed,
+        }
+        if self.embeddings == "none":
+            identity["embedding_dim"] = self.random_vectors_dim
+        if self.init_from:
+            identity["init_from"] = os.path.abspath(self.init_from)
+        return identity
+
+    def to_json(self):
+        """The whole configuration for `config.json`: the identity, then how the run was run."""
+        options = {name: getattr(self, name) for name in self.option_names()}
+        options["members"] = list(self.members) if self.members else None
+        return {**self.identity(), "overrides": self.overrides, "mixed_precision": self.mixed_precision,
+                "strategy": self.strategy, "options": options}
+
+
+def parse_value(text):
+    """Parses a `--set` value: a JSON literal when it is one, else the string itself.
+
+    Args:
+        text: the text after `=`.
+
+    Returns:
+        the parsed value (`"0.5"` -> 0.5, `"true"` -> True, `"null"` -> None, `"adam"` -> "adam").
+    """
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_overrides(items):
+    """Turns `["key=value", ...]` into a dict.
+
+    Args:
+        items: the `--set` arguments.
+
+    Returns:
+        `{key: parsed value}`.
+
+    Raises:
+        ValueError: for an item without `=` or with an empty key.
+    """
+    overrides = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
+        overrides[key] = parse_value(value)
+    return overrides
+
+
+def collect_overrides(args):
+    """All preset overrides of the command line: `--set` plus the `--epochs`/`--batch-size`/`--embeddings`
+    shortcuts.
+
+    Args:
+        args: parsed arguments.
+
+    Returns:
+        `{key: value}`.
+    """
+    overrides = parse_overrides(args.overrides)
+    if args.epochs is not None:
+        overrides["epochs"] = args.epochs
+    if args.batch_size is not None:
+        overrides["batch_size"] = args.batch_size
+    if getattr(args, "embeddings", None) is not None:
+        overrides["embeddings"] = args.embeddings
+    return overrides
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_positive(name, value, integer=False, zero=False):
+    kind = "a whole number" if integer else "a number"
+    bound = ">= 0" if zero else "> 0"
+    ok = _is_number(value) and (value >= 0 if zero else value > 0)
+    if integer and ok:
+        ok = float(value).is_integer()
+    if not ok:
+        raise ConfigError(f"{name} must be {kind} {bound}, got {value!r}")
+
+
+def _init_run_config(init_from):
+    """The `config.json` of the `--init-from` run (None when it cannot be read: loading the run reports
+    that later, with the reason)."""
+    from zoo.runs.layout import load_config
+
+    try:
+        return load_config(init_from)
+    except (OSError, ValueError):
+        return None

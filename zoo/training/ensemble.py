@@ -1,0 +1,79 @@
+"""Chen et al.'s HIM ensemble of two finished runs (`train.py --model him --members ESIM_RUN TREE_RUN`).
+
+Chen et al. (2017) train ESIM and the tree model separately and average their probabilities
+(`zoo.models.him.HIM`). The combination is evaluated and written as a run of its own, so that `zoo.load`
+and `export.py` treat it like any other run.
+"""
+
+import copy
+import os
+
+from zoo.errors import TrainError
+from zoo.runs import layout
+
+
+def combine_members(config):
+    """Combines `config.members` into the HIM ensemble, evaluates it and writes its run directory.
+
+    Args:
+        config: the run's `RunConfig` (`model="him"`, `members=(esim_run, tree_run)`).
+
+    Returns:
+        `{"run_dir", "results", "model", "config"}`.
+
+    Raises:
+        TrainError: when the runs are not an esim run and a tree run over the same vocabulary.
+    """
+    from zoo.data.tokenizer import Tokenizer
+    from zoo.models.him import HIM
+    from zoo.runs import load_run
+    from zoo.runs.evaluation import evaluate_examples, format_results
+    from zoo.training import inputs
+    from zoo.training.model import parameter_counts
+
+    try:
+        esim_run, tree_run = (load_run(run_dir) for run_dir in config.members)
+    except (FileNotFoundError, ValueError) as error:
+        raise TrainError(f"cannot load a member run: {error}") from None
+    kinds = (esim_run.config["model"], tree_run.config["model"])
+    if kinds[0] != "esim" or kinds[1] not in ("syntactic_tree_lstm", "esim_tree"):
+        raise TrainError(f"--members takes an esim run, then a syntactic_tree_lstm or esim_tree run; got {kinds}")
+    if esim_run.vocab.words != tree_run.vocab.words or esim_run.config["tokenizer"] != tree_run.config["tokenizer"]:
+        raise TrainError("the member runs have different vocabularies or tokenizers: train both on the same "
+                         "data with the same settings")
+    try:
+        model = HIM.from_members(esim_run.model, tree_run.model)
+    except ValueError as error:
+        raise TrainError(f"the member runs do not fit one HIM (sizes differ?): {error}") from None
+    # The ensemble's preset is the tree member's where they describe the tree model and its data.
+    preset = copy.deepcopy(config.preset)
+    tree_model = tree_run.config["preset"]["model"]
+    preset["model"].update({k: tree_model[k] for k in ("hidden_size", "dropout", "trees", "max_depth")
+                            if k in tree_model})
+    preset["data"] = dict(tree_run.config["preset"]["data"])
+    config = config.replace(preset=preset)
+    run_dir = config.run_dir
+    if os.path.exists(run_dir) and os.listdir(run_dir) and not config.overwrite:
+        raise TrainError(f"{run_dir} is not empty (pass --overwrite or another --run-dir)")
+    if config.overwrite and os.path.exists(run_dir):
+        layout.clear_run_dir(run_dir)
+    os.makedirs(run_dir, exist_ok=True)
+    saved = {key: tree_run.config[key] for key in ("vocabulary_size", "embedding_dim", "tunable_words",
+                                                   "num_tunable", "tokenizer", "labels") if key in tree_run.config}
+    saved.update(config.to_json(), members=[os.path.abspath(d) for d in config.members])
+    layout.save_config(run_dir, saved)
+    tree_run.vocab.save(os.path.join(run_dir, layout.VOCAB_FILE))
+    model.save_weights(os.path.join(run_dir, layout.BEST_WEIGHTS_FILE))
+
+    splits, _ = inputs.load_splits(config.source, config.max_train_examples, config.max_eval_examples,
+                                   required=("validation", "test"), fields=config.fields, labels=config.labels,
+                                   roles=config.roles)
+    tokenizer = Tokenizer.from_config(saved["tokenizer"])
+    results = {"model": "him", "run_dir": run_dir, "members": saved["members"],
+               "dev": evaluate_examples(model, splits["validation"], tree_run.vocab, tokenizer, preset),
+               "test": evaluate_examples(model, splits["test"], tree_run.vocab, tokenizer, preset),
+               "epochs_run": 0, "history": [], "parameters": parameter_counts(model)}
+    results.update(test_accuracy=results["test"]["accuracy"], dev_accuracy=results["dev"]["accuracy"])
+    layout.write_json(os.path.join(run_dir, layout.RESULTS_FILE), results)
+    print(format_results(results), flush=True)
+    return {"run_dir": run_dir, "results": results, "model": model, "config": saved}

@@ -1,0 +1,90 @@
+"""The model a run trains: built from the preset, its word vectors loaded, compiled with the paper's
+optimizer and loss under the distribution strategy."""
+
+from zoo.errors import TrainError
+
+
+def make_optimizer(train):
+    """The optimizer of the preset's train section (Adam with its betas, epsilon and global_clipnorm)."""
+    import keras
+
+    name = train.get("optimizer", "adam").lower()
+    clip = {"global_clipnorm": train["global_clipnorm"]} if train.get("global_clipnorm") else {}
+    if name == "adam":
+        return keras.optimizers.Adam(learning_rate=float(train["learning_rate"]), beta_1=train["beta_1"],
+                                     beta_2=train["beta_2"], epsilon=train.get("epsilon", 1e-7), **clip)
+    try:
+        return keras.optimizers.get({"class_name": name, "config": {"learning_rate": float(train["learning_rate"]), **clip}})
+    except ValueError as error:
+        raise TrainError(f"unknown optimizer {name!r}: {error}") from None
+
+
+def make_loss(model, l2=0.0):
+    """The training loss: `zoo.training.losses.NLILoss` over the model's non-embedding weight matrices."""
+    from zoo.training.losses import NLILoss
+
+    embedding_ids = {id(w) for w in model.embedding.weights}
+    weights = [w for w in model.trainable_weights if id(w) not in embedding_ids and len(w.shape) > 1]
+    return NLILoss(l2=l2 or 0.0, weights=weights)
+
+
+def build_model(model_name, preset, vocab_size, embeddings, strategy, jit_compile="auto"):
+    """Creates, loads the vectors into, and compiles the model inside the strategy scope.
+
+    Args:
+        model_name: the registered name.
+        preset: the run's preset.
+        vocab_size: rows of the embedding table.
+        embeddings: `zoo.training.inputs.vocabulary_and_vectors`' tuple (matrix, mask, dim, tunable_words,
+            num_tunable, _).
+        strategy: the `tf.distribute.Strategy`.
+        jit_compile: `"auto"` (Keras decides, see docs/training.md), True or False.
+
+    Raises:
+        TrainError: the model cannot be built with these settings.
+    """
+    import keras
+    from zoo.registry import create_model
+
+    matrix, mask, dim, tunable_words, num_tunable, _ = embeddings
+    with strategy.scope():
+        try:
+            model = create_model(model_name, vocabulary_size=vocab_size, embedding_dim=dim,
+                                     tunable_words=tunable_words, num_tunable=num_tunable, **preset["model"])
+        except (TypeError, ValueError) as error:
+            raise TrainError(f"cannot build {model_name!r} with {preset['model']}: {error}") from None
+        if matrix is not None:
+            model.set_embeddings(matrix, mask)
+        if jit_compile is True:
+            from zoo.training.kernels import use_xla_loops
+
+            use_xla_loops(model)  # else Keras keeps XLA off on a GPU for cuDNN-capable LSTMs
+        model.compile(optimizer=make_optimizer(preset["train"]), loss=make_loss(model, preset["train"].get("l2")),
+                      weighted_metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+                      jit_compile=jit_compile)
+    return model
+
+
+def copy_weights(source, target):
+    """Copies every weight but the word vectors (set from the merged matrix) from one model to another.
+
+    Raises:
+        TrainError: a weight of another shape (the models' sizes differ).
+    """
+    skip = {id(w) for w in source.embedding.weights} | {id(w) for w in target.embedding.weights}
+    pairs = [(a, b) for a, b in zip([w for w in source.weights if id(w) not in skip],
+                                    [w for w in target.weights if id(w) not in skip])]
+    for a, b in pairs:
+        if tuple(a.shape) != tuple(b.shape):
+            raise TrainError(f"--init-from: weight {a.path} has shape {tuple(a.shape)}, the new model's "
+                             f"{b.path} {tuple(b.shape)}")
+        b.assign(a)
+
+
+def parameter_counts(model):
+    """`{"total", "trainable", "without_embeddings"}` (the last is the papers' |θ|_M)."""
+    import numpy as np
+
+    return {"total": int(model.count_params()),
+            "trainable": int(sum(int(np.prod(w.shape)) for w in model.trainable_weights)),
+            "without_embeddings": int(model.count_params_without_embeddings())}
