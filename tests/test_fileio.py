@@ -229,6 +229,9 @@ def test_clean_stale_temporaries_keeps_live_ones(tmp_path):
     (tmp_path / f".vocab.txt.tmp-{os.getpid()}-abc123").write_bytes(b"mine")
     (tmp_path / "notes.tmp-file").write_bytes(b"not ours")
     (tmp_path / "best.weights.h5").write_bytes(b"kept")
+    assert clean_stale_temporaries(tmp_path, prefix="glove.tmp-") == 1  # only this name's
+    assert (tmp_path / f".best.tmp-{pid}-abc123.weights.h5").exists()
+    (tmp_path / f"glove.tmp-{pid}").mkdir()
     assert clean_stale_temporaries(tmp_path) == 2
     assert sorted(os.listdir(tmp_path)) == [f".vocab.txt.tmp-{os.getpid()}-abc123", "best.weights.h5", "notes.tmp-file"]
     assert clean_stale_temporaries(tmp_path / "missing") == 0

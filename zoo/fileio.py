@@ -247,15 +247,18 @@ def _host():
     return socket.gethostname()
 
 
-def clean_stale_temporaries(folder, on_remove=None):
+def clean_stale_temporaries(folder, on_remove=None, prefix=""):
     """Removes the temporaries (`*.tmp-PID*` files or folders) of processes that no longer run on this host.
 
     Temporaries of this process and of live processes are kept. Names are those of `atomic_write`,
-    `atomic_path` and the vector cache's conversion folders (`NAME.tmp-PID`).
+    `atomic_path` and the vector cache's conversion folders (`NAME.tmp-PID`). The PID is checked on this
+    host: in a folder shared by several hosts, pass a `prefix` that only this process's own work can have
+    (e.g. under a lock that covers it).
 
     Args:
         folder: the folder to look in (not recursive); a missing folder counts 0.
         on_remove: called with each removed path (e.g. to print a notice).
+        prefix: only names starting with it are considered.
 
     Returns:
         the number of temporaries removed.
@@ -266,7 +269,7 @@ def clean_stale_temporaries(folder, on_remove=None):
         return 0
     removed = 0
     for name in sorted(names):
-        match = _TEMPORARY.search(name)
+        match = _TEMPORARY.search(name) if name.startswith(prefix) else None
         if not match:
             continue
         pid = int(match.group(1))

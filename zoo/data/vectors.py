@@ -19,8 +19,8 @@ CACHE/vectors/NAME/vectors.f32    # little-endian float32 [count, dim], row i = 
 ```
 Every file appears under its final name only when complete (written under a temporary name, then
 renamed), so a killed download or conversion never leaves a file that passes as complete; the temporary
-folder a killed conversion leaves (`vectors/NAME.tmp-PID`) is removed by the next run once that PID no
-longer runs.
+folder a killed conversion leaves (`vectors/NAME.tmp-PID`) is removed by the next conversion of that set
+once that PID no longer runs.
 
 What is trusted: a download (or a file put into `downloads/` by hand) must have the catalogue's size and
 checksum; a set whose publisher gives no checksum of the download has a pinned checksum of the file inside
@@ -67,11 +67,10 @@ OFFLINE_OPTIONS = ("--embeddings glove-6b-50d (installed with the zoo, no downlo
                    "(a GloVe, fastText or word2vec file you already have: .txt/.vec/.gz/.zip/.bin/.bin.gz)")
 _CHUNK = 1 << 20
 # The largest magnitude a word-vector value may have. Trained embeddings stay small: the largest |value| of
-# GloVe 6B 50-d (glove-6b-50d, all 400k x 50 values, measured) is 5.46; GloVe, word2vec and fastText train
-# with small learning rates from small initial values and their published values are of that order (the
-# 300-d sets could not be measured here). 1e4 is three orders of magnitude above, and far below what
-# overflows float32 in a dot product of two 300-d vectors (about 1e18 per value): a value beyond it is a
-# damaged file (a shifted column, a garbled exponent), not a word vector.
+# GloVe 6B 50-d (glove-6b-50d, all 400k x 50 values, measured) is 5.46 (the 300-d sets could not be measured
+# here). 1e4 leaves three orders of magnitude of room above that and stays far below what overflows float32
+# in a dot product of two 300-d vectors (about 1e18 per value): a value beyond it is taken for a damaged
+# file (a shifted column, a garbled exponent), not a word vector.
 MAX_ABS_VALUE = 1e4
 _FINITE_RULE = f"word vectors must be finite numbers below {MAX_ABS_VALUE:g} in magnitude (a damaged file?)"
 
@@ -226,8 +225,9 @@ def fetch_vectors(source, cache_dir=None, progress=True, keep_download=False):
     with _locked(os.path.join(root, "vectors", f".{source.name}.lock")):
         if _index_ready(index_dir):  # another process finished it while we waited
             return index_dir
-        for folder in ("vectors", "downloads"):
-            fileio.clean_stale_temporaries(os.path.join(root, folder), on_remove=_removed_leftover)
+        # The conversion folder of a killed run of this set (this set's lock is ours: no one else converts it).
+        fileio.clean_stale_temporaries(os.path.join(root, "vectors"), on_remove=_removed_leftover,
+                                       prefix=f"{source.name}.tmp-")
         archive, by_hand, sha256 = _download(source, root, progress)
         _say(f"converting {source.name} once into {index_dir} (later runs read only the rows they need)")
         _convert(source, root, archive, index_dir, progress, by_hand, sha256)
@@ -696,6 +696,7 @@ def _recorded(root):
 
 def _record(root, source, sha256, size):
     with _locked(os.path.join(root, ".checksums.lock")):  # two sets converted at once both record
+        fileio.clean_stale_temporaries(root, on_remove=_removed_leftover, prefix=".checksums.json.tmp-")
         records = _recorded(root)
         records[source.url] = {"name": source.name, "file": source.filename, "size": size, "sha256": sha256,
                                "recorded": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
