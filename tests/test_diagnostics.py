@@ -232,8 +232,8 @@ def test_anli_rounds_from_folder_zip_and_single_file(tmp_path):
 
 
 def test_anli_bad_label_and_offline_tfds(tmp_path):
-    bad = copy_with(ANLI / "R3" / "test.jsonl", tmp_path / "R3" / "test.jsonl", 2,
-                    edit_json(lambda r: r.update(label="entailment")))
+    copy_with(ANLI / "R3" / "test.jsonl", tmp_path / "R3" / "test.jsonl", 2,
+              edit_json(lambda r: r.update(label="entailment")))
     with pytest.raises(DataFormatError, match=r"R3/test\.jsonl:2: field 'label' is 'entailment', expected one of "
                                               r"entailment, neutral, contradiction"):
         readers.read_anli(tmp_path)

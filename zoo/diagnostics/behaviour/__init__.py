@@ -20,10 +20,11 @@ import zlib
 
 import numpy as np
 
-from zoo.diagnostics.behaviour.templates import TESTS, BehaviourTest, Template  # noqa: F401
+from zoo.diagnostics.behaviour.templates import TESTS, BehaviourTest, Template
 from zoo.diagnostics.scoring import check_labels, counts, predict
 
 DEFAULT_SIZE = 100
+__all__ = ["DEFAULT_SIZE", "TESTS", "BehaviourTest", "Template", "generate", "run_behaviour"]
 
 
 def generate(seed=0, size=DEFAULT_SIZE, tests=TESTS):
