@@ -16,9 +16,10 @@ RUN/
 This module reads and writes those files; it imports nothing of the zoo above `zoo.errors`.
 """
 
-import json
 import os
 import shutil
+
+from zoo import fileio
 
 CONFIG_FILE = "config.json"
 VOCAB_FILE = "vocab.txt"
@@ -27,6 +28,9 @@ BACKUP_DIR = "backup"
 HISTORY_FILE = "history.json"
 RESULTS_FILE = "results.json"
 LOGS_DIR = "logs"
+
+# What a run directory may hold besides a run: the lock of its writer, the scratch folders of other workers.
+KEPT = {fileio.LOCK_NAME, "workers"}
 
 # Config entries that must match for a rerun to resume the run in the same directory (plus
 # "embedding_dim" with random vectors).
@@ -40,20 +44,30 @@ def default_run_dir(model_name, root="runs"):
 
 
 def read_json(path, default=None):
-    """Reads a JSON file, or returns `default` when it does not exist."""
-    if not os.path.exists(path):
-        return default
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    """Reads a JSON file of the run, or returns `default` when it does not exist.
+
+    Raises:
+        zoo.fileio.CorruptFileError: a damaged file, one line naming it.
+    """
+    return fileio.read_json(path, default, remedy="the run directory is damaged: delete that file to let a rerun "
+                                                   "rebuild it, or train again with --overwrite")
 
 
 def write_json(path, value):
-    """Writes `value` as indented JSON atomically (write to a temporary file, then rename)."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(value, f, indent=2, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, path)
+    """Writes `value` as indented JSON atomically (a kill leaves the old file or the new one)."""
+    fileio.write_json(path, value)
+
+
+def save_weights(model, path):
+    """`model.save_weights(path)` written under a temporary name and renamed: a kill never truncates it."""
+    with fileio.atomic_path(path) as tmp:
+        model.save_weights(tmp)
+
+
+def lock(run_dir):
+    """The lock of the one process that writes `run_dir` (`zoo.fileio.DirectoryLock`; a second writer is
+    refused with one line naming the holder)."""
+    return fileio.DirectoryLock(run_dir, what="run directory")
 
 
 def load_config(run_dir):
@@ -110,7 +124,7 @@ def prepare_run_dir(run_dir, identity, overwrite=False):
     old = read_json(os.path.join(run_dir, CONFIG_FILE))
     if old is None:
         # "workers" holds the scratch directories of multi-worker training, created by other processes
-        if os.path.isdir(run_dir) and set(os.listdir(run_dir)) - {"workers"} and not overwrite:
+        if os.path.isdir(run_dir) and set(os.listdir(run_dir)) - KEPT and not overwrite:
             raise RunConflictError(f"{run_dir} exists and is not a run directory; "
                                    "choose another --run-dir or pass --overwrite")
         if os.path.isdir(run_dir) and overwrite:
@@ -132,10 +146,11 @@ def prepare_run_dir(run_dir, identity, overwrite=False):
 
 
 def clear_run_dir(run_dir):
-    """Deletes a run directory's content, but not `workers/`: other workers of a multi-worker run may be
-    writing there right now (each resets its own folder from the chief's state when it starts)."""
+    """Deletes a run directory's content, but not `workers/` (other workers of a multi-worker run may be
+    writing there right now; each resets its own folder from the chief's state when it starts) nor the
+    lock of the process clearing it."""
     for name in os.listdir(run_dir):
-        if name == "workers":
+        if name in KEPT:
             continue
         path = os.path.join(run_dir, name)
         if os.path.isdir(path) and not os.path.islink(path):

@@ -167,6 +167,7 @@ def load_run(run_dir, weights=BEST_WEIGHTS_FILE):
 
     Raises:
         FileNotFoundError: when the config, vocabulary or weights are missing.
+        ValueError: a damaged config or weights file (one line naming it), a vocabulary of another size.
     """
     from zoo.data.tokenizer import Tokenizer
     from zoo.data.vocab import Vocabulary
@@ -180,5 +181,16 @@ def load_run(run_dir, weights=BEST_WEIGHTS_FILE):
         raise ValueError(f"{VOCAB_FILE} has {len(vocab)} tokens, config.json says {config['vocabulary_size']}")
     tokenizer = Tokenizer.from_config(config["tokenizer"])
     model = build_model(config)
-    model.load_weights(os.path.join(run_dir, weights))
+    path = os.path.join(run_dir, weights)
+    try:
+        model.load_weights(path)
+    except Exception as error:  # h5py's OSError for a truncated file, Keras's ValueError for other weights
+        detail = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+        raise UnreadableWeightsError(f"{path} cannot be read ({detail}): the file is damaged or belongs to "
+                                     "another model; rerun train.py on this run directory to evaluate its backup, "
+                                     "or train again") from None
     return Run(run_dir, model, vocab, tokenizer, config)
+
+
+class UnreadableWeightsError(ValueError):
+    """A run's weights file is damaged or does not fit its model."""

@@ -53,7 +53,7 @@ def combine_members(config):
     preset["data"] = dict(tree_run.config["preset"]["data"])
     config = config.replace(preset=preset)
     run_dir = config.run_dir
-    if os.path.exists(run_dir) and os.listdir(run_dir) and not config.overwrite:
+    if os.path.exists(run_dir) and set(os.listdir(run_dir)) - layout.KEPT and not config.overwrite:
         raise TrainError(f"{run_dir} is not empty (pass --overwrite or another --run-dir)")
     if config.overwrite and os.path.exists(run_dir):
         layout.clear_run_dir(run_dir)
@@ -63,7 +63,7 @@ def combine_members(config):
     saved.update(config.to_json(), members=[os.path.abspath(d) for d in config.members])
     layout.save_config(run_dir, saved)
     tree_run.vocab.save(os.path.join(run_dir, layout.VOCAB_FILE))
-    model.save_weights(os.path.join(run_dir, layout.BEST_WEIGHTS_FILE))
+    layout.save_weights(model, os.path.join(run_dir, layout.BEST_WEIGHTS_FILE))
 
     splits, _ = inputs.load_splits(config.source, config.max_train_examples, config.max_eval_examples,
                                    required=("validation", "test"), fields=config.fields, labels=config.labels,
