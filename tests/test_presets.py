@@ -1,0 +1,327 @@
+"""Presets (zoo.presets): a run exported in KerasHub's layout, loaded back as a Keras classifier on raw
+pairs, checked byte for byte, and the hub paths as far as no network allows.
+
+The runs are untrained (tests/export_support.make_run: 8-d vectors, hidden size 8) with a results.json
+written as train.py writes it, so that nothing here trains except the fine-tuning test.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.export_support import PAIRS, make_run
+from zoo.export.predictor import RunPredictor
+from zoo.fileio import write_json
+from zoo.presets import (HubClientMissingError, HubUnreachableError, NLIClassifier, PresetError,
+                         PresetIntegrityError, PresetMismatchError, export_preset, from_preset, parse_uri,
+                         upload_preset)
+from zoo.presets import files
+from zoo.registry import get_spec
+from zoo.runs import load_run
+from zoo.runs import layout
+
+ROOT = Path(__file__).resolve().parent.parent
+RAW = [pair[:2] for pair in PAIRS] + [("", ""), ("Ein Mann spielt Gitarre – ça va? 🎸", "Über naïve café.")]
+LAYOUT = ("config.json", "model.weights.h5", "preprocessor.json", "tokenizer.json",
+          "assets/tokenizer/vocabulary.txt", "task.json", "metadata.json", "README.md")
+
+
+def finished_run(run_dir, model_name, dev=0.4375, test=0.40625):
+    """An untrained run directory with the config and results.json of a finished train.py run."""
+    make_run(run_dir, model_name)
+    config = layout.load_config(run_dir)
+    config["data"] = {"source": "snli_sample", "max_train_examples": 64, "max_eval_examples": 32,
+                      "fields": None, "labels": None, "roles": None, "shuffle": True, "bucket": True}
+    config["overrides"] = {"hidden_size": 8, "epochs": 1, "embeddings": "none"}
+    layout.save_config(run_dir, config)
+    per_class = {"entailment": 0.5, "neutral": 0.25, "contradiction": 0.5}
+    write_json(os.path.join(run_dir, layout.RESULTS_FILE), {
+        "model": model_name, "dev_accuracy": dev, "test_accuracy": test,
+        "dev": {"accuracy": dev, "examples": 32, "per_class_accuracy": per_class},
+        "test": {"accuracy": test, "examples": 32, "per_class_accuracy": per_class},
+        "epochs_run": 1, "best_epoch": 1,
+        "embeddings": {"source": "none", "dim": 8, "coverage": None, "tunable_words": "all", "num_tunable": 0}})
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    return finished_run(str(tmp_path_factory.mktemp("run") / "bowman_lstm"), "bowman_lstm")
+
+
+@pytest.fixture(scope="module")
+def preset_dir(run_dir, tmp_path_factory):
+    return export_preset(load_run(run_dir), str(tmp_path_factory.mktemp("presets") / "bowman_lstm"))
+
+
+@pytest.fixture(scope="module")
+def classifier(preset_dir):
+    return from_preset(preset_dir)
+
+
+@pytest.fixture
+def copy_of(preset_dir, tmp_path):
+    def copy():
+        target = tmp_path / "copy"
+        shutil.copytree(preset_dir, target)
+        return target
+    return copy
+
+
+@pytest.fixture
+def offline(monkeypatch, tmp_path):
+    """No network: every connection and name lookup fails; the hub clients' caches are empty folders."""
+    def refuse(*args, **kwargs):
+        raise OSError(101, "Network is unreachable (the test disabled the network)")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setenv("KAGGLEHUB_CACHE", str(tmp_path / "kagglehub"))
+    monkeypatch.setenv("KAGGLE_USERNAME", "someone")
+    monkeypatch.setenv("KAGGLE_KEY", "not-a-key")
+    monkeypatch.setenv("HF_TOKEN", "hf_not_a_token")
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+
+
+def one_line(error):
+    message = str(error.value)
+    assert "\n" not in message and message.strip(), message
+    return message
+
+
+def flip_byte(path, offset=None):
+    data = bytearray(Path(path).read_bytes())
+    offset = len(data) // 2 if offset is None else offset
+    data[offset] ^= 0x01
+    Path(path).write_bytes(bytes(data))
+
+
+# Layout, metadata, model card ----------------------------------------------------------------------------
+
+def test_preset_has_kerashubs_layout_and_every_file_checked(preset_dir):
+    present = files.list_files(preset_dir) + [files.METADATA_FILE]
+    assert sorted(present) == sorted(LAYOUT)
+    metadata = json.loads((Path(preset_dir) / "metadata.json").read_text(encoding="utf-8"))
+    assert metadata["checksum_algorithm"] == "sha256"
+    assert sorted(metadata["checksums"]) == sorted(set(LAYOUT) - {"metadata.json"})
+    for name, digest in metadata["checksums"].items():
+        assert hashlib.sha256((Path(preset_dir) / name).read_bytes()).hexdigest() == digest, name
+    config = json.loads((Path(preset_dir) / "config.json").read_text(encoding="utf-8"))
+    assert config["registered_name"] == "nli_zoo>BowmanLSTM" and "compile_config" not in config
+    tokenizer = json.loads((Path(preset_dir) / "tokenizer.json").read_text(encoding="utf-8"))
+    assert "vocabulary" not in tokenizer["config"]  # the vocabulary is the asset
+    preprocessor = json.loads((Path(preset_dir) / "preprocessor.json").read_text(encoding="utf-8"))["config"]
+    assert preprocessor["labels"] == ["entailment", "neutral", "contradiction"]
+    assert preprocessor["max_premise_length"] == 100 and preprocessor["parse_trees"] is False
+
+
+def test_metadata_records_paper_parameters_data_and_results(preset_dir, run_dir):
+    metadata = json.loads((Path(preset_dir) / "metadata.json").read_text(encoding="utf-8"))
+    run = load_run(run_dir)
+    assert metadata["model"] == "bowman_lstm"
+    assert metadata["paper"] == get_spec("bowman_lstm").paper
+    assert metadata["parameters_without_embeddings"] == run.model.count_params_without_embeddings()
+    assert metadata["parameter_count"] == run.model.count_params()
+    assert metadata["data"] == run.config["data"]
+    assert metadata["results"]["dev"]["accuracy"] == 0.4375
+    assert metadata["results"]["test"]["accuracy"] == 0.40625
+    assert metadata["vocabulary_size"] == len(run.vocab)
+    for key in ("keras_version", "date_saved", "tasks", "format", "embeddings", "training"):
+        assert key in metadata, key
+    assert metadata["training"]["epochs_run"] == 1 and metadata["embeddings"]["source"] == "none"
+
+
+def test_model_card_says_what_how_results_and_licences(preset_dir):
+    card = (Path(preset_dir) / "README.md").read_text(encoding="utf-8")
+    assert "bowman_lstm" in card and get_spec("bowman_lstm").paper in card
+    assert "40.62%" in card and "43.75%" in card  # test and dev accuracy
+    assert "CC BY-SA 4.0" in card  # SNLI's licence
+    assert "no pretrained vectors" in card  # the vectors' (none here)
+    assert "epochs run: 1" in card and "hidden_size=8" in card
+
+
+def test_file_names_are_kerashubs():
+    preset_utils = pytest.importorskip("keras_hub.src.utils.preset_utils")
+    for name in ("CONFIG_FILE", "MODEL_WEIGHTS_FILE", "PREPROCESSOR_CONFIG_FILE", "TOKENIZER_CONFIG_FILE",
+                 "TASK_CONFIG_FILE", "METADATA_FILE", "README_FILE", "TOKENIZER_ASSET_DIR"):
+        assert getattr(files, name) == getattr(preset_utils, name), name
+
+
+def test_an_existing_folder_is_refused_unless_overwrite(run_dir, tmp_path):
+    target = tmp_path / "preset"
+    target.mkdir()
+    (target / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(PresetError) as error:
+        export_preset(load_run(run_dir), str(target))
+    assert "not empty" in one_line(error) and (target / "notes.txt").exists()
+    export_preset(run_dir, str(target), overwrite=True)  # a run directory works too
+    assert not (target / "notes.txt").exists() and (target / "metadata.json").exists()
+    assert not [n for n in os.listdir(tmp_path) if ".tmp-" in n]  # no temporary left
+
+
+# Loading, predicting, fine-tuning -------------------------------------------------------------------------
+
+def test_predict_on_raw_pairs_equals_predict_py(classifier, run_dir):
+    expected = RunPredictor(run_dir).predict(RAW)
+    probabilities = classifier.predict(RAW)
+    assert isinstance(classifier, NLIClassifier) and probabilities.shape == (len(RAW), 3)
+    reference = np.array([[p["probabilities"][name] for name in classifier.labels] for p in expected])
+    np.testing.assert_allclose(probabilities, reference, atol=1e-6, rtol=0)
+    assert [p["label"] for p in classifier.predict_labels(RAW)] == [p["label"] for p in expected]
+    assert classifier.labels == ("entailment", "neutral", "contradiction")
+
+
+def test_preprocessor_gives_the_runs_id_inputs(classifier, run_dir):
+    run = load_run(run_dir)
+    ids = classifier.preprocessor(RAW)
+    expected = run.encode(RAW)
+    assert sorted(ids) == ["hypothesis", "premise"]
+    for key in expected:
+        np.testing.assert_array_equal(ids[key], expected[key])
+    columns = {"premise": [p for p, _ in RAW], "hypothesis": [h for _, h in RAW]}
+    np.testing.assert_allclose(classifier.predict(columns), classifier.predict(RAW), atol=1e-7)
+    np.testing.assert_allclose(classifier.predict(ids), classifier.predict(RAW), atol=1e-6)
+
+
+def test_facade_is_lazy_and_loads_presets(preset_dir, classifier):
+    import zoo
+
+    np.testing.assert_allclose(zoo.from_preset(preset_dir).predict(RAW[:1]), classifier.predict(RAW[:1]))
+    code = "import sys, zoo; print(sorted(m for m in ('zoo.presets', 'keras', 'tensorflow') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_fit_on_raw_pairs_fine_tunes_and_saves_again(preset_dir, tmp_path):
+    from zoo.data.snli import load_snli
+
+    classifier = from_preset(preset_dir)
+    splits, _ = load_snli("snli_sample")
+    examples = splits["train"][:32]
+    pairs = [(ex["premise"], ex["hypothesis"]) for ex in examples]
+    names = [classifier.labels[ex["label"]] for ex in examples]
+    before = [w.copy() for w in classifier.backbone.get_weights()]
+    initial = classifier.evaluate(pairs, names, verbose=0)[0]
+    history = classifier.fit(pairs, names, epochs=4, batch_size=8, seed=0, verbose=0)
+    losses = history.history["loss"]
+    assert losses[-1] < losses[0]
+    assert classifier.evaluate(pairs, names, verbose=0)[0] < initial
+    assert any(not np.array_equal(a, b) for a, b in zip(before, classifier.backbone.get_weights()))
+    classifier.fit(pairs[:8], [classifier.labels.index(n) for n in names[:8]], epochs=1, verbose=0)  # ids too
+    saved = classifier.save_to_preset(str(tmp_path / "tuned"))
+    reloaded = from_preset(saved)
+    np.testing.assert_allclose(reloaded.predict(RAW), classifier.predict(RAW), atol=1e-6)
+    metadata = json.loads((tmp_path / "tuned" / "metadata.json").read_text(encoding="utf-8"))
+    assert metadata["fine_tuned"] is True and metadata["results"] is None
+    assert metadata["results_before_fine_tuning"]["test"]["accuracy"] == 0.40625
+    assert "before fine-tuning" in (tmp_path / "tuned" / "README.md").read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match="unknown label 'maybe'"):
+        classifier.fit(pairs[:1], ["maybe"], verbose=0)
+
+
+def test_tree_model_takes_parses_like_the_run(tmp_path):
+    run_dir = finished_run(str(tmp_path / "tree_run"), "syntactic_tree_lstm")
+    classifier = from_preset(export_preset(run_dir, str(tmp_path / "tree_preset")))
+    assert classifier.preprocessor.parse_trees
+    expected = RunPredictor(run_dir).predict(PAIRS)
+    reference = np.array([[p["probabilities"][name] for name in classifier.labels] for p in expected])
+    np.testing.assert_allclose(classifier.predict(PAIRS), reference, atol=1e-6, rtol=0)
+
+
+# Checks before loading ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["model.weights.h5", "assets/tokenizer/vocabulary.txt", "config.json"])
+def test_a_changed_byte_is_refused_naming_the_file(copy_of, name):
+    preset = copy_of()
+    flip_byte(preset / name)
+    with pytest.raises(PresetIntegrityError) as error:
+        from_preset(str(preset))
+    message = one_line(error)
+    assert name in message and "SHA-256" in message
+
+
+def test_a_missing_file_and_a_damaged_metadata_are_refused(copy_of):
+    preset = copy_of()
+    (preset / "model.weights.h5").unlink()
+    with pytest.raises(PresetIntegrityError) as error:
+        from_preset(str(preset))
+    assert "model.weights.h5 is missing" in one_line(error)
+    (preset / "metadata.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(PresetIntegrityError) as error:
+        from_preset(str(preset))
+    assert "metadata.json is not valid JSON" in one_line(error)
+    with pytest.raises(PresetError) as error:
+        from_preset(str(preset / "nowhere"))
+    assert "no such preset folder" in one_line(error)
+
+
+def test_a_vocabulary_that_does_not_fit_the_embedding_table_is_refused(copy_of):
+    preset = copy_of()
+    vocabulary = preset / "assets/tokenizer/vocabulary.txt"
+    words = vocabulary.read_text(encoding="utf-8").splitlines()
+    vocabulary.write_text("\n".join(words[:-5]) + "\n", encoding="utf-8")
+    metadata = json.loads((preset / "metadata.json").read_text(encoding="utf-8"))
+    metadata["checksums"]["assets/tokenizer/vocabulary.txt"] = files.sha256(vocabulary)  # checksums pass
+    (preset / "metadata.json").write_text(json.dumps(metadata), encoding="utf-8")
+    with pytest.raises(PresetMismatchError) as error:
+        from_preset(str(preset))
+    message = one_line(error)
+    assert "vocabulary.txt" in message and f"{len(words) - 5} tokens" in message and f"{len(words)} rows" in message
+
+
+# Hubs -----------------------------------------------------------------------------------------------------
+
+def test_hub_uris_are_parsed():
+    assert parse_uri("hf://someone/bowman_lstm").handle == "someone/bowman_lstm"
+    kaggle = parse_uri("kaggle://someone/nli-zoo/keras/bowman_lstm/3")
+    assert (kaggle.scheme, kaggle.handle, kaggle.version) == ("kaggle", "someone/nli-zoo/keras/bowman_lstm/3", 3)
+    assert parse_uri("hf://bowman_lstm", for_upload=True).handle == "bowman_lstm"
+    for bad in ("hf://bowman_lstm", "hf://a/b/c", "kaggle://someone/model", "kaggle://a/b/keras/c/latest",
+                "s3://bucket/preset", "hf://some one/x"):
+        with pytest.raises(PresetError) as error:
+            parse_uri(bad)
+        assert bad in one_line(error)
+    with pytest.raises(PresetError):
+        parse_uri("kaggle://a/b/keras/c/2", for_upload=True)  # the hub numbers the versions
+
+
+@pytest.mark.parametrize("uri", ["hf://someone/nli-zoo-test-preset", "kaggle://someone/nli-zoo/keras/test_preset"])
+def test_loading_from_a_hub_offline_is_one_line(offline, uri):
+    with pytest.raises(HubUnreachableError) as error:
+        from_preset(uri)
+    message = one_line(error)
+    assert uri in message and "could not be reached" in message
+
+
+@pytest.mark.parametrize("uri", ["hf://someone/nli-zoo-test-preset", "kaggle://someone/nli-zoo/keras/test_preset"])
+def test_uploading_offline_is_one_line(offline, preset_dir, uri):
+    with pytest.raises(HubUnreachableError) as error:
+        upload_preset(preset_dir, uri)
+    message = one_line(error)
+    assert uri in message and "could not be reached" in message
+
+
+def test_a_damaged_preset_is_not_uploaded(offline, copy_of):
+    preset = copy_of()
+    flip_byte(preset / "model.weights.h5")
+    with pytest.raises(PresetIntegrityError) as error:
+        upload_preset(str(preset), "hf://someone/nli-zoo-test-preset")
+    assert "model.weights.h5" in one_line(error)
+
+
+def test_a_missing_hub_client_is_one_line(monkeypatch):
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # import fails
+    with pytest.raises(HubClientMissingError) as error:
+        from_preset("hf://someone/nli-zoo-test-preset")
+    assert "pip install huggingface_hub" in one_line(error)
