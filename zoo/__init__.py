@@ -2,7 +2,7 @@
 
 from zoo.registry import create_model, get_preset, list_models, register_model
 
-__all__ = ["create_model", "get_preset", "list_models", "register_model", "load"]
+__all__ = ["create_model", "get_preset", "list_models", "register_model", "load", "from_preset"]
 
 
 def load(run_dir):
@@ -10,3 +10,11 @@ def load(run_dir):
     from zoo.runs import load_run
 
     return load_run(run_dir)
+
+
+def from_preset(preset, compile=True):
+    """Loads a preset (a folder, `hf://OWNER/NAME` or `kaggle://OWNER/MODEL/keras/VARIANT`) as a Keras
+    classifier taking raw sentence pairs: see `zoo.presets` and docs/presets.md."""
+    from zoo.presets import from_preset as load_preset
+
+    return load_preset(preset, compile=compile)
