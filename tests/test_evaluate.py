@@ -118,3 +118,17 @@ def test_fine_tuning_refuses_another_architecture(run, tmp_path, capsys):
                            "--run-dir", str(tmp_path / "x"), *TINY, "--set", "hidden_size=12"])
     err = capsys.readouterr().err
     assert "architecture and sizes must match" in err and "hidden_size: 8 there, 12 here" in err
+
+
+def test_diagnostics_suite_from_evaluate(run, capsys):
+    report = evaluate_script.main(["--run-dir", str(run), "--suite", "diagnostics", "--quiet",
+                                   "--breaking-nli", str(FIXTURES / "breaking_nli" / "dataset.jsonl")])
+    written = json.loads((run / "evaluations" / "diagnostics.json").read_text())
+    assert report["diagnostics"] == str(run / "evaluations" / "diagnostics.json")
+    breaking = written["sets"]["breaking_nli"]
+    assert breaking["examples"] == 5 and sum(c["examples"] for c in breaking["per_category"].values()) == 5
+    out = capsys.readouterr().out
+    assert "Breaking NLI" in out and "not run (not given): hans, snli_hard, stress_tests, anli" in out
+    with pytest.raises(SystemExit) as exit_:
+        evaluate_script.main(["--run-dir", str(run), "--dataset", "snli_sample", "--hans", "x.txt"])
+    assert exit_.value.code == 2 and "--hans needs --suite diagnostics" in capsys.readouterr().err

@@ -14,7 +14,6 @@ genres) and writes them as JSON to RUN/evaluations/NAME.json (or `--output`). Th
 """
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -32,7 +31,7 @@ def build_parser(prog="evaluate.py"):
     model = parser.add_mutually_exclusive_group(required=True)
     model.add_argument("--run-dir", help="a run directory written by train.py")
     model.add_argument("--saved-model", help="an exported SavedModel: MODELS/NAME (latest version) or MODELS/NAME/N")
-    data = parser.add_mutually_exclusive_group(required=True)
+    data = parser.add_mutually_exclusive_group()
     data.add_argument("--dataset", help="'snli', 'multi_nli' (tensorflow-datasets) or 'snli_sample'")
     data.add_argument("--data-dir", help="a corpus on disk: an snli_1.0 or multinli_1.0 folder or zip, SICK.txt, "
                                          "a folder of NLI files, or one NLI file (.jsonl, .tsv, .csv)")
@@ -47,6 +46,9 @@ def build_parser(prog="evaluate.py"):
                         help="the JSON file to write (default RUN/evaluations/NAME.json, beside the run or "
                              "the SavedModel)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    from zoo.diagnostics.cli import add_diagnostics_options
+
+    add_diagnostics_options(parser)
     return parser
 
 
@@ -97,17 +99,21 @@ def load_data(args):
 
 
 def evaluate(args):
-    """Loads the model and the data, scores each split, prints and writes the report."""
+    """Loads the model and the data, scores each split (and runs the diagnostics suite when asked), prints
+    and writes the report."""
     from zoo.runs.evaluation import evaluate_examples, evaluate_saved_model, format_scores
 
     started = time.time()
+    if not (args.dataset or args.data_dir) and not args.suite:
+        raise EvaluateError("say what to score: --dataset or --data-dir (or --suite diagnostics)")
     if args.run_dir:
-        from zoo.runs import load_run
+        from zoo.export.predictor import RunPredictor
 
         try:
-            run = load_run(args.run_dir)
+            predictor = RunPredictor(args.run_dir)
         except (FileNotFoundError, ValueError) as error:
             raise EvaluateError(str(error)) from None
+        run = predictor.run
         name, base = run.config["model"], args.run_dir
         score = lambda examples: evaluate_examples(  # noqa: E731
             run.model, examples, run.vocab, run.tokenizer, run.config["preset"], batch_size=args.batch_size,
@@ -122,7 +128,7 @@ def evaluate(args):
         name, base = os.path.basename(os.path.normpath(args.saved_model)), args.saved_model
         score = lambda examples: evaluate_saved_model(  # noqa: E731
             predictor, examples, batch_size=args.batch_size or 256, verbose=0 if args.quiet else 1)
-    selected, report = load_data(args)
+    selected, report = load_data(args) if (args.dataset or args.data_dir) else ([], None)
     results = {}
     for split, examples in selected:
         try:
@@ -130,16 +136,56 @@ def evaluate(args):
         except ValueError as error:  # e.g. a malformed parse the SavedModel rejects
             raise EvaluateError(f"{split}: {error}") from None
         print(format_scores(results[split], title=f"{name} on {report['source']} [{split}]:"), flush=True)
-    output = args.output or os.path.join(base, "evaluations", f"{slug(report['source'])}-{'-'.join(results)}.json")
-    written = {"model": name, "run_dir": args.run_dir, "saved_model": args.saved_model,
-               "source": report["source"], "corpus": report["corpus"], "roles": report["roles"],
-               "skipped": report["skipped"], "results": results, "seconds": time.time() - started}
-    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
-    with open(output, "w", encoding="utf-8") as f:
-        json.dump(written, f, indent=2, sort_keys=True)
-        f.write("\n")
-    print(f"[evaluate] written to {output}", flush=True)
+    written = {"model": name, "run_dir": args.run_dir, "saved_model": args.saved_model, "results": results}
+    if report is not None:
+        written.update(source=report["source"], corpus=report["corpus"], roles=report["roles"],
+                       skipped=report["skipped"])
+    diagnostics = run_diagnostics(args, predictor, base, results, report)
+    if diagnostics is not None:
+        written["diagnostics"] = os.path.join(base, "evaluations", "diagnostics.json")
+    written["seconds"] = time.time() - started
+    if results:
+        output = args.output or os.path.join(base, "evaluations",
+                                             f"{slug(report['source'])}-{'-'.join(results)}.json")
+        write_report(output, written, args.run_dir)
+        print(f"[evaluate] written to {output}", flush=True)
     return written
+
+
+def run_diagnostics(args, predictor, base, results, report):
+    """`--suite diagnostics`: the suite's tables beside the model's own test accuracy (that of the scored
+    test split, else the run's results.json), into BASE/evaluations and, for a run, its TensorBoard logs."""
+    from zoo.data.readers import DataFormatError, DataUnavailableError
+    from zoo.diagnostics.cli import run_from_args
+
+    test_accuracy = None
+    if report is not None and report["roles"].get("test") in results:
+        test_accuracy = results[report["roles"]["test"]]["accuracy"]
+    elif args.run_dir:
+        test_accuracy = (predictor.run.results or {}).get("test_accuracy")
+    logdir = os.path.join(args.run_dir, "logs") if args.run_dir else None
+    step = len((predictor.run.results or {}).get("history", [])) if args.run_dir else 0
+    try:
+        return run_from_args(args, predictor, os.path.join(base, "evaluations"), logdir, test_accuracy, step=step)
+    except (DataFormatError, DataUnavailableError, ValueError, OSError) as error:
+        raise EvaluateError(str(error)) from None
+
+
+def write_report(output, written, run_dir):
+    """Writes the report atomically; into a run directory only while no other process writes that run."""
+    from zoo.fileio import LockedError, write_json
+    from zoo.runs import layout
+
+    inside = run_dir and os.path.abspath(output).startswith(os.path.abspath(run_dir) + os.sep)
+    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+    if not inside:
+        write_json(output, written)
+        return
+    try:
+        with layout.lock(run_dir):
+            write_json(output, written)
+    except LockedError as error:
+        raise EvaluateError(f"{error}; or write the report elsewhere with --output") from None
 
 
 def slug(source):
