@@ -120,3 +120,25 @@ def test_without_network_the_papers_vectors_stop_train_py_at_once(tmp_path, monk
     assert len(errors) == 1 and "word2vec-google-news-300" in errors[0]
     assert "--embeddings glove-6b-50d" in errors[0] and "--embeddings PATH" in errors[0]
     assert not (tmp_path / "run").exists()  # stopped before the data and the run directory
+
+
+def test_wait_halves_only_after_that_many_epochs_without_improvement(tmp_path):
+    model = tiny_model()
+    callback = cb.HalveOnPlateau(History(), 0.4, str(tmp_path / "best.weights.h5"), max_halvings=1, wait=2)
+    callback.set_model(model)
+    rates, kernels, stopped = run_epochs(callback, model, [0.5, 0.4, 0.6, 0.5, 0.55, 0.5, 0.45, 0.4])
+    # Epoch 2 misses once (no halving), epoch 3 improves (the count restarts), epochs 4-5 miss twice: halved
+    # and reloaded; epochs 6-7 miss twice more: the second halving is more than max_halvings=1.
+    assert rates == pytest.approx([0.4, 0.4, 0.4, 0.4, 0.4, 0.2, 0.2])
+    assert kernels[1] == 1.0 and kernels[4] == 2.0 and callback.halvings == 2 and stopped
+
+
+def test_wait_must_be_a_positive_whole_number(tmp_path):
+    for wait in (0, 1.5, "2", True):
+        with pytest.raises(ValueError, match="wait"):
+            cb.HalveOnPlateau(History(), 0.4, str(tmp_path / "b.weights.h5"), wait=wait)
+    from zoo.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="lr_decay wait"):
+        RunConfig.create("esim", dataset="snli_sample", overrides={
+            "lr_decay": {"type": "halve_on_plateau", "factor": 0.5, "wait": 0}})

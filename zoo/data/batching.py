@@ -160,6 +160,28 @@ def plan_batches(premise_lengths, hypothesis_lengths, grid, batch_size, shuffle=
     return batches
 
 
+def count_batches(premise_lengths, hypothesis_lengths, grid, batch_size, bucket=True, drop_remainder=False):
+    """How many batches one epoch of `plan_batches` (and of `zoo.data.pipeline`) has: the same for every
+    shuffle order, so Keras can be told the length of an epoch before it starts (progress bars with a total
+    and an ETA from the first epoch on).
+
+    Args:
+        premise_lengths, hypothesis_lengths: int `[N]`, after truncation.
+        grid, batch_size, bucket, drop_remainder: as for `plan_batches`.
+
+    Returns:
+        the number of batches (an int).
+    """
+    premise_lengths = np.asarray(premise_lengths, dtype=np.int64)
+    if bucket:
+        sizes = np.bincount(grid.cells(premise_lengths, np.asarray(hypothesis_lengths, dtype=np.int64)),
+                            minlength=grid.num_cells)
+    else:
+        sizes = np.asarray([len(premise_lengths)])
+    per_group = sizes // batch_size if drop_remainder else -(-sizes // batch_size)
+    return int(per_group.sum())
+
+
 def fill_batch(indices, batch_size):
     """Fills a short batch up to `batch_size` rows with copies of its first row, weighted 0.
 

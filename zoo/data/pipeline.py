@@ -11,16 +11,22 @@ ds = make_dataset(splits["train"], vocab, Tokenizer(), batch_size=32, shuffle=Tr
                   max_premise_length=100, max_hypothesis_length=100)
 features, labels, weights = next(iter(ds))
 # {"premise": int32 [32, P], "hypothesis": int32 [32, H]}, int32 [32], float32 [32] (0 = filler row)
+ds.cardinality()   # the number of batches of an epoch (known in advance: Keras shows totals and an ETA)
 ```
+
+Shuffling draws each epoch's order from `(seed, epoch)` when an `epoch` variable is given (training sets it
+at the start of every epoch, `zoo.training.callbacks.EpochRandomness`), so a run resumed at epoch N sees
+the same order as one that was never interrupted; without one, tf.data reshuffles on each iteration.
 """
 
 import numpy as np
 import tensorflow as tf
 
-from zoo.data.batching import LengthGrid
+from zoo.data.batching import LengthGrid, count_batches
 from zoo.data.vocab import PAD_ID
 
 _TOKENIZE_BATCH = 1024
+_EPOCH_GRAPH_SEED = 20_170_601  # the graph seed of `shuffle_by_epoch`'s per-epoch shuffle
 
 
 def _encode(texts, vocab, tokenizer, max_length):
@@ -36,7 +42,7 @@ def _at_least_one_column(x):
 
 def make_dataset(examples, vocab, tokenizer, batch_size, shuffle=False, seed=0, max_premise_length=None,
                  max_hypothesis_length=None, bucket=True, cache=True, drop_remainder=False, grid=None,
-                 shape_log=None):
+                 shape_log=None, epoch=None):
     """Builds a batched tf.data pipeline from examples (tokenization and lookup run in graph).
 
     Args:
@@ -54,10 +60,13 @@ def make_dataset(examples, vocab, tokenizer, batch_size, shuffle=False, seed=0, 
             the dropped pairs differ from epoch to epoch when shuffling).
         grid: the `LengthGrid` (default: `LengthGrid.for_max_lengths` of the maximum lengths).
         shape_log: a `ShapeLog` that records each batch shape the pipeline produces.
+        epoch: a `tf.Variable` (int64) holding the epoch about to be iterated: the shuffle order is then a
+            function of `(seed, epoch)` (`shuffle_by_epoch`), so resuming at any epoch gives the same order.
 
     Returns:
         tf.data.Dataset of `({"premise": int32 [B, P], "hypothesis": int32 [B, H]}, int32 [B], float32 [B])`:
-        ids right-padded with PAD_ID, labels, and weights (1 for a pair, 0 for a filler row).
+        ids right-padded with PAD_ID, labels, and weights (1 for a pair, 0 for a filler row). Its
+        cardinality is the number of batches of an epoch (`zoo.data.batching.count_batches`).
     """
     premises = [ex["premise"] for ex in examples]
     hypotheses = [ex["hypothesis"] for ex in examples]
@@ -75,12 +84,54 @@ def make_dataset(examples, vocab, tokenizer, batch_size, shuffle=False, seed=0, 
     ds = ds.map(lambda x, y: ({k: tf.identity(v) for k, v in x.items()}, y))
     if cache:
         ds = ds.cache()
-    if shuffle:
-        ds = ds.shuffle(max(len(examples), 1), seed=seed, reshuffle_each_iteration=True)
     grid = grid or LengthGrid.for_max_lengths(max_premise_length, max_hypothesis_length)
+    # One pass over the encoded pairs (it fills the cache) gives their lengths, hence the epoch's batches.
+    premise_lengths, hypothesis_lengths = sentence_lengths(ds)
+    num_batches = count_batches(premise_lengths, hypothesis_lengths, grid, batch_size, bucket, drop_remainder)
+    if shuffle:
+        ds = shuffle_by_epoch(ds, max(len(examples), 1), seed, epoch)
     ds = pad_and_batch(ds, batch_size, grid, lambda p, h: ({"premise": [p], "hypothesis": [h]}, []),
-                       ({"premise": PAD_ID, "hypothesis": PAD_ID}, 0), bucket, drop_remainder, shape_log)
+                       ({"premise": PAD_ID, "hypothesis": PAD_ID}, 0), bucket, drop_remainder, shape_log,
+                       num_batches=num_batches)
     return with_data_sharding(ds).prefetch(tf.data.AUTOTUNE)
+
+
+def sentence_lengths(ds):
+    """The premise and hypothesis lengths (int64 `[N]` each) of an unbatched dataset of `(features, label)`."""
+    lengths = ds.map(lambda x, y: (tf.shape(x["premise"])[0], tf.shape(x["hypothesis"])[0]),
+                     num_parallel_calls=tf.data.AUTOTUNE).batch(1 << 16)
+    premise, hypothesis = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for p, h in lengths.as_numpy_iterator():
+        premise.append(p.astype(np.int64))
+        hypothesis.append(h.astype(np.int64))
+    return np.concatenate(premise), np.concatenate(hypothesis)
+
+
+def shuffle_by_epoch(ds, size, seed, epoch=None):
+    """Shuffles `ds` (unbatched, `size` elements) in an order that is a function of `(seed, epoch)`.
+
+    Args:
+        ds: the dataset (best cached: it is read once per epoch).
+        size: its number of elements (the shuffle buffer holds all of them: a uniform permutation).
+        seed: the run's seed.
+        epoch: a `tf.Variable` (int64) read when an epoch's iteration starts; None: tf.data's own
+            reshuffling on each iteration (the order then depends on how many iterations this process ran).
+
+    Returns:
+        the shuffled dataset.
+    """
+    if epoch is None:
+        return ds.shuffle(size, seed=seed, reshuffle_each_iteration=True)
+
+    def one_epoch(value):  # a distinct op seed per (seed, epoch); the same in every process
+        # tf.data pairs an op seed with the graph's seed, and cannot compare a tensor op seed when that is 0
+        # (`keras.utils.set_random_seed(0)`): this function's own graph gets a fixed one instead.
+        tf.compat.v1.get_default_graph().seed = _EPOCH_GRAPH_SEED
+        return ds.shuffle(size, seed=tf.constant(int(seed) % 1_000_003, tf.int64) * 1_000_003 + value,
+                          reshuffle_each_iteration=False)
+
+    return tf.data.Dataset.from_tensors(tf.constant(0, tf.int64)).map(lambda _: epoch.read_value()) \
+        .flat_map(one_epoch)
 
 
 def with_data_sharding(ds):
@@ -93,7 +144,7 @@ def with_data_sharding(ds):
 
 
 def pad_and_batch(ds, batch_size, grid, padded_shapes, padding_values, bucket=True, drop_remainder=False,
-                  shape_log=None):
+                  shape_log=None, num_batches=None):
     """Batches `(features, label)` rows into shape-stable `(features, labels, weights)` batches.
 
     Args:
@@ -106,6 +157,8 @@ def pad_and_batch(ds, batch_size, grid, padded_shapes, padding_values, bucket=Tr
         bucket: group rows by grid cell; else batch consecutive rows.
         drop_remainder: drop short batches; else fill them up with copies of their first row, weighted 0.
         shape_log: an optional `ShapeLog`.
+        num_batches: the batches of an epoch when known (`zoo.data.batching.count_batches`): set as the
+            dataset's cardinality, which tf.data cannot infer through `group_by_window`.
     """
     premise_bounds = tf.constant([-1 if b is None else b for b in grid.premise_boundaries], tf.int64)
     hypothesis_bounds = tf.constant([-1 if b is None else b for b in grid.hypothesis_boundaries], tf.int64)
@@ -155,7 +208,10 @@ def pad_and_batch(ds, batch_size, grid, padded_shapes, padding_values, bucket=Tr
             x = shape_log.watch(x)
         return x, y, weights
 
-    return ds.map(fill)
+    ds = ds.map(fill)
+    if num_batches is not None:
+        ds = ds.apply(tf.data.experimental.assert_cardinality(num_batches))
+    return ds
 
 
 def _pad_up_to(tensor, shape, value):

@@ -364,7 +364,7 @@ def pair_tree_inputs(pairs, tokenizer, padded_lengths, max_lengths=None, max_dep
 def make_tree_dataset(examples, vocab, tokenizer, batch_size, trees="syntactic", shuffle=False, seed=0,
                       max_premise_length=None, max_hypothesis_length=None, bucket=True, cache=True,
                       drop_remainder=False, on_error="raise", max_depth=None, report=None, grid=None,
-                      shape_log=None):
+                      shape_log=None, epoch=None):
     """`zoo.data.pipeline.make_dataset` with the parse trees as two more inputs.
 
     With `trees="complete"` the tree models build their trees in-model, so this is `make_dataset`.
@@ -385,7 +385,7 @@ def make_tree_dataset(examples, vocab, tokenizer, batch_size, trees="syntactic",
         return pipeline.make_dataset(examples, vocab, tokenizer, batch_size, shuffle=shuffle, seed=seed,
                                      max_premise_length=max_premise_length,
                                      max_hypothesis_length=max_hypothesis_length, bucket=bucket, cache=cache,
-                                     drop_remainder=drop_remainder, grid=grid, shape_log=shape_log)
+                                     drop_remainder=drop_remainder, grid=grid, shape_log=shape_log, epoch=epoch)
     token_lists = {key: tokenizer.tokenize_batch([ex[key] for ex in examples]) for key in ("premise", "hypothesis")}
     premise_trees, hypothesis_trees, tree_report = example_trees(
         examples, tokenizer, max_premise_length, max_hypothesis_length, trees=trees, on_error=on_error,
@@ -407,8 +407,11 @@ def make_tree_dataset(examples, vocab, tokenizer, batch_size, trees="syntactic",
     if cache:
         ds = ds.cache()
     if shuffle:
-        ds = ds.shuffle(max(len(examples), 1), seed=seed, reshuffle_each_iteration=True)
+        ds = pipeline.shuffle_by_epoch(ds, max(len(examples), 1), seed, epoch)
     grid = grid or pipeline.LengthGrid.for_max_lengths(max_premise_length, max_hypothesis_length)
+    num_batches = pipeline.count_batches(features["premise"].row_lengths().numpy(),
+                                         features["hypothesis"].row_lengths().numpy(), grid, batch_size, bucket,
+                                         drop_remainder)
     padding_values = ({"premise": pipeline.PAD_ID, "hypothesis": pipeline.PAD_ID, "premise_tree": PAD_NODE,
                        "hypothesis_tree": PAD_NODE}, 0)
 
@@ -417,7 +420,7 @@ def make_tree_dataset(examples, vocab, tokenizer, batch_size, trees="syntactic",
                  "hypothesis_tree": [tf.where(h < 0, h, 2 * h - 1), 3]}, [])
 
     ds = pipeline.pad_and_batch(ds, batch_size, grid, padded_shapes, padding_values, bucket, drop_remainder,
-                                shape_log)
+                                shape_log, num_batches=num_batches)
 
     def finish(x, y, w):  # exactly 2L - 1 node slots, also where a batch pads to its longest sentence
         x = dict(x)

@@ -151,12 +151,12 @@ def vocabulary_and_vectors(embeddings, preset, run_dir, resume, tokenizer, split
     from zoo.registry import tunable_words_for
 
     data = preset["data"]
-    train_tokens = tokenize_sentences(tokenizer, splits["train"])
+    train_tokens = tokenize_sentences(tokenizer, splits["train"], what="train")
     base = training_vocabulary(train_tokens)
     if init_run is not None:
         base = init_run.vocab.extended(base.words[3:])  # past the reserved ids
     eval_tokens = [t for split in ("validation", "test") if split in splits
-                   for t in tokenize_sentences(tokenizer, splits[split])]
+                   for t in tokenize_sentences(tokenizer, splits[split], what=split)]
     path = os.path.join(run_dir, layout.VOCAB_FILE)
     vectors, dim = None, None
     if embeddings != "none":
