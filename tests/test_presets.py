@@ -230,6 +230,15 @@ def test_fit_on_raw_pairs_fine_tunes_and_saves_again(preset_dir, tmp_path):
         classifier.fit(pairs[:1], ["maybe"], verbose=0)
 
 
+def test_classifier_round_trips_through_a_keras_file(classifier, tmp_path):
+    import keras
+
+    classifier.save(tmp_path / "classifier.keras")
+    loaded = keras.models.load_model(tmp_path / "classifier.keras")
+    assert isinstance(loaded, NLIClassifier) and loaded.preset_metadata["model"] == "bowman_lstm"
+    np.testing.assert_allclose(loaded.predict(RAW), classifier.predict(RAW), atol=1e-7)
+
+
 def test_tree_model_takes_parses_like_the_run(tmp_path):
     run_dir = finished_run(str(tmp_path / "tree_run"), "syntactic_tree_lstm")
     classifier = from_preset(export_preset(run_dir, str(tmp_path / "tree_preset")))

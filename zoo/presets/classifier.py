@@ -266,17 +266,18 @@ class NLIClassifier(keras.Model):
             `learning_rate`, `beta_1`, `beta_2`, `epsilon` and `global_clipnorm`.
         preset_metadata: the metadata of the preset it was loaded from (its provenance; `save_to_preset`
             carries it on).
+        fine_tuned: whether `fit` ran since the provenance's results were measured (set by `fit`).
         compile: compile with the defaults (`compile()`), as KerasHub's tasks do.
     """
 
-    def __init__(self, backbone, preprocessor=None, optimizer_settings=None, preset_metadata=None, compile=True,
-                 **kwargs):
+    def __init__(self, backbone, preprocessor=None, optimizer_settings=None, preset_metadata=None, fine_tuned=False,
+                 compile=True, **kwargs):
         super().__init__(**kwargs)
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.optimizer_settings = dict(optimizer_settings or {})
         self.preset_metadata = dict(preset_metadata or {})
-        self.fine_tuned = False
+        self.fine_tuned = bool(fine_tuned)
         if not backbone.built:
             backbone.build()
         self.built = True
@@ -305,6 +306,12 @@ class NLIClassifier(keras.Model):
         if metrics == "auto":
             metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    def compile_from_config(self, config):
+        """Compiles as saved in a `.keras` file (Keras calls it when loading one)."""
+        self.compile(**keras.saving.deserialize_keras_object(config))
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
 
     @property
     def labels(self):
@@ -411,7 +418,8 @@ class NLIClassifier(keras.Model):
                 "backbone": keras.saving.serialize_keras_object(self.backbone),
                 "preprocessor": (None if self.preprocessor is None
                                  else keras.saving.serialize_keras_object(self.preprocessor)),
-                "optimizer_settings": dict(self.optimizer_settings)}
+                "optimizer_settings": dict(self.optimizer_settings),
+                "preset_metadata": dict(self.preset_metadata), "fine_tuned": self.fine_tuned}
 
     @classmethod
     def from_config(cls, config):

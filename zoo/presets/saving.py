@@ -225,7 +225,9 @@ def _write_files(classifier, directory):
     preprocessor.tokenizer.save_assets(os.path.join(directory, *TOKENIZER_ASSET_DIR.split("/")))
     task = keras.saving.serialize_keras_object(classifier)
     # The backbone and the preprocessor are config.json and preprocessor.json; task.json keeps the rest.
-    task["config"] = {k: v for k, v in task["config"].items() if k not in ("backbone", "preprocessor")}
+    # metadata.json holds the provenance.
+    task["config"] = {k: v for k, v in task["config"].items()
+                      if k not in ("backbone", "preprocessor", "preset_metadata", "fine_tuned")}
     write_json(os.path.join(directory, TASK_CONFIG_FILE), _strip(task, ("compile_config", "build_config")))
     metadata = preset_metadata(classifier, {})
     with open(os.path.join(directory, README_FILE), "w", encoding="utf-8") as f:
