@@ -230,12 +230,15 @@ def test_fit_on_raw_pairs_fine_tunes_and_saves_again(preset_dir, tmp_path):
         classifier.fit(pairs[:1], ["maybe"], verbose=0)
 
 
-def test_classifier_round_trips_through_a_keras_file(classifier, tmp_path):
+def test_classifier_round_trips_through_a_keras_file(preset_dir, tmp_path):
     import keras
 
+    classifier = from_preset(preset_dir)
+    classifier.fit(RAW[:4], [0, 1, 2, 0], epochs=1, verbose=0)  # the optimizer's state travels too
     classifier.save(tmp_path / "classifier.keras")
     loaded = keras.models.load_model(tmp_path / "classifier.keras")
     assert isinstance(loaded, NLIClassifier) and loaded.preset_metadata["model"] == "bowman_lstm"
+    assert loaded.fine_tuned and int(loaded.optimizer.iterations.numpy()) == 1
     np.testing.assert_allclose(loaded.predict(RAW), classifier.predict(RAW), atol=1e-7)
 
 

@@ -424,6 +424,7 @@ class NLIClassifier(keras.Model):
     @classmethod
     def from_config(cls, config):
         config = dict(config)
+        config.setdefault("compile", False)  # Keras compiles a loaded model as saved (compile_from_config)
         for key in ("backbone", "preprocessor"):
             if isinstance(config.get(key), dict):
                 config[key] = keras.saving.deserialize_keras_object(config[key])
