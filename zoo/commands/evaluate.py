@@ -45,7 +45,8 @@ def build_parser(prog="evaluate.py"):
     parser.add_argument("--output", default=None,
                         help="the JSON file to write (default RUN/evaluations/NAME.json, beside the run or "
                              "the SavedModel)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress output (default: a progress bar on a terminal, one line otherwise)")
     from zoo.diagnostics.cli import add_diagnostics_options
 
     add_diagnostics_options(parser)
@@ -58,12 +59,23 @@ def main(argv=None, prog="evaluate.py"):
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     args = build_parser(prog).parse_args(argv)
+    from zoo.commands.startup import import_tensorflow
+
+    import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # datasets of unknown length
     try:
         return evaluate(args)
     except EvaluateError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def progress_verbosity(args):
+    """Keras's `verbose` for scoring: none with `--quiet`, a progress bar on a terminal, else one line
+    (no carriage returns and escape codes in a log file)."""
+    if args.quiet:
+        return 0
+    return 1 if sys.stdout.isatty() else 2
 
 
 def load_data(args):
@@ -117,7 +129,7 @@ def evaluate(args):
         name, base = run.config["model"], args.run_dir
         score = lambda examples: evaluate_examples(  # noqa: E731
             run.model, examples, run.vocab, run.tokenizer, run.config["preset"], batch_size=args.batch_size,
-            verbose=0 if args.quiet else 1)
+            verbose=progress_verbosity(args))
     else:
         from zoo.export.predictor import SavedModelPredictor
 
@@ -127,7 +139,7 @@ def evaluate(args):
             raise EvaluateError(str(error)) from None
         name, base = os.path.basename(os.path.normpath(args.saved_model)), args.saved_model
         score = lambda examples: evaluate_saved_model(  # noqa: E731
-            predictor, examples, batch_size=args.batch_size or 256, verbose=0 if args.quiet else 1)
+            predictor, examples, batch_size=args.batch_size or 256, verbose=progress_verbosity(args))
     selected, report = load_data(args) if (args.dataset or args.data_dir) else ([], None)
     results = {}
     for split, examples in selected:

@@ -134,7 +134,7 @@ def evaluate_saved_model(predictor, examples, batch_size=256, verbose=0):
              for e in examples]
     index = {name: i for i, name in enumerate(predictor.labels)}
     predicted = []
-    progress = keras.utils.Progbar(len(pairs)) if verbose and pairs else None
+    progress = keras.utils.Progbar(len(pairs), verbose=verbose) if verbose and pairs else None
     for start in range(0, len(pairs), batch_size):
         predicted += [index[p["label"]] for p in predictor.predict(pairs[start:start + batch_size], batch_size)]
         if progress is not None:
