@@ -321,8 +321,8 @@ def _from_snli_report(source, splits, snli_report):
 
 def _multinli_offline_message(detail):
     return (f"MultiNLI from tensorflow-datasets is not available: {detail}. Offline options: --data-dir PATH "
-            "(a multinli_1.0 folder or multinli_1.0.zip from https://cims.nyu.edu/~sbowman/multinli/), or a "
-            "tensorflow-datasets data dir where multi_nli is prepared.")
+            "(a multinli_1.0 folder or multinli_1.0.zip from https://cims.nyu.edu/~sbowman/multinli/), or set "
+            "TFDS_DATA_DIR to a tensorflow-datasets data directory where multi_nli is already prepared.")
 
 
 def _load_named(source, data_dir, keep_raw):
