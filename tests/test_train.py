@@ -156,7 +156,59 @@ def test_tensorboard(trained):
     assert len(tags["images"]["attention/pair_0"]) == 2 and "attention/pair_2" in tags["images"]
     assert "confusion_matrix/dev" in tags["images"]
     assert {"confusion_matrix/test", "test_accuracy"} <= set(tags["test"])
-    assert "_hparams_/session_start_info" in tags["."]
+    # images count epochs from 1, as the console, history.json and their titles do
+    assert [step for step, _ in sorted(tags["images"]["confusion_matrix/dev"])] == [1, 2]
+    assert [step for step, _ in sorted(tags["images"]["attention/pair_0"])] == [1, 2]
+    # the HParams session is a run of its own (LOGDIR/hparams), never the logdir's root
+    assert "_hparams_/session_start_info" in tags["hparams"] and "." not in tags
+
+
+def hparams_table(logdir):
+    """`(experiment, session groups)` as TensorBoard's HParams dashboard gets them with `tensorboard --logdir
+    LOGDIR`: the plugin's own handlers over a data provider of the event files."""
+    from tensorboard import context
+    from tensorboard.backend.event_processing import data_provider, plugin_event_multiplexer
+    from tensorboard.plugins import base_plugin
+    from tensorboard.plugins.hparams import api_pb2, backend_context, get_experiment, list_session_groups
+
+    multiplexer = plugin_event_multiplexer.EventMultiplexer()
+    multiplexer.AddRunsFromDirectory(str(logdir))
+    multiplexer.Reload()
+    provider = data_provider.MultiplexerDataProvider(multiplexer, str(logdir))
+    backend = backend_context.Context(base_plugin.TBContext(logdir=str(logdir), multiplexer=multiplexer,
+                                                            data_provider=provider))
+    ctx = context.RequestContext()
+    experiment = get_experiment.Handler(ctx, backend, "", api_pb2.GetExperimentRequest()).run()
+    statuses = [api_pb2.STATUS_UNKNOWN, api_pb2.STATUS_SUCCESS, api_pb2.STATUS_FAILURE, api_pb2.STATUS_RUNNING]
+    request = api_pb2.ListSessionGroupsRequest(start_index=0, slice_size=100, allowed_statuses=statuses)
+    return experiment, list(list_session_groups.Handler(ctx, backend, "", request).run().session_groups)
+
+
+def test_hparams_show_the_reported_metrics_under_either_logdir(trained, tmp_path):
+    run_dir = Path(trained["run_dir"])
+    results = json.loads((run_dir / "results.json").read_text())
+    runs_root = tmp_path / "runs"
+    runs_root.mkdir()
+    (runs_root / "wbw").symlink_to(run_dir, target_is_directory=True)
+    for logdir in (run_dir / "logs", runs_root):  # tensorboard --logdir runs/NAME/logs, and --logdir runs
+        experiment, groups = hparams_table(logdir)
+        assert {m.name.tag for m in experiment.metric_infos} == {"dev_accuracy", "test_accuracy", "best_epoch",
+                                                                 "epochs_run"}, logdir
+        assert len(groups) == 1, logdir
+        group = groups[0]
+        assert group.name == os.path.normpath(trained["run_dir"])  # the run directory: two runs never merge
+        values = {m.name.tag: m.value for m in group.metric_values}
+        # what results.json reports: the best epoch's dev accuracy (not the last epoch's) and test accuracy
+        assert values["dev_accuracy"] == pytest.approx(results["dev_accuracy"])
+        assert values["test_accuracy"] == pytest.approx(results["test_accuracy"])
+        assert values["best_epoch"] == results["best_epoch"] and values["epochs_run"] == 2
+        hparams = {name: value for name, value in group.hparams.items()}
+        assert hparams["data.source"].string_value == "snli_sample"
+        assert hparams["data.max_train_examples"].number_value == 64
+        assert hparams["data.max_eval_examples"].number_value == 32
+        assert hparams["init_from"].string_value == "none"
+        assert hparams["model.hidden_size"].number_value == 8
+        assert group.sessions[0].status == 1  # STATUS_SUCCESS
 
 
 def test_zoo_load_round_trips(trained):
@@ -279,6 +331,36 @@ def test_resume_after_sigkill(tmp_path):
     assert "Epoch 1/3" not in rerun.stdout and "Epoch 2/3" in rerun.stdout and "Epoch 3/3" in rerun.stdout
     results = json.loads((tmp_path / "resume" / "results.json").read_text())
     assert [e["epoch"] for e in results["history"]] == [1, 2, 3] and results["epochs_run"] == 3
+
+
+class Interrupted(RuntimeError):
+    """Stops a run right after an epoch's state is on disk, where a kill would."""
+
+
+def test_a_resumed_run_equals_the_uninterrupted_one(tmp_path, monkeypatch):
+    # Shuffled, bucketed, with the preset's dropout: the data order and the dropout masks of epoch 3 must
+    # not depend on whether the process that trains it also trained epochs 1 and 2.
+    common = ["--epochs", "3", "--attention-examples", "0", "--log-every", "0", *ONE_SHAPE]
+    assert zoo.get_preset(MODEL)["model"]["dropout"] > 0
+    whole = train_script.main(tiny_args(tmp_path / "whole", *common))["results"]["history"]
+
+    marker = cb.EpochMarker.on_epoch_end
+
+    def stop_after_epoch_2(self, epoch, logs=None):
+        marker(self, epoch, logs)
+        if epoch == 1:
+            raise Interrupted
+
+    monkeypatch.setattr(cb.EpochMarker, "on_epoch_end", stop_after_epoch_2)
+    with pytest.raises(Interrupted):
+        train_script.main(tiny_args(tmp_path / "resumed", *common))
+    monkeypatch.undo()
+    assert not (tmp_path / "resumed" / "results.json").exists()
+    resumed = train_script.main(tiny_args(tmp_path / "resumed", *common))["results"]["history"]
+    assert [e["epoch"] for e in resumed] == [e["epoch"] for e in whole] == [1, 2, 3]
+    for a, b in zip(whole, resumed):
+        for key in ("loss", "accuracy", "val_loss", "val_accuracy"):
+            assert b[key] == pytest.approx(a[key], rel=1e-6, abs=1e-7), (a["epoch"], key, whole, resumed)
 
 
 def test_runs_written_before_a_setting_existed_load_as_trained():

@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.data.trees import element_labels
-from zoo.plotting import plot_attention
+from zoo.plotting import ATTENTION_SCALES, attention_scale, plot_attention
 from zoo.runs.evaluation import confusion_matrix, predict_labels
 from zoo.training.callbacks.tensorboard import figure_to_image, write_confusion_image
 
@@ -22,17 +22,23 @@ class AttentionImages(keras.callbacks.Callback):
     the tag `gates/pair_<i>`.
 
     Args:
-        logdir: TensorBoard directory; images go to its `images` run, tags `attention/pair_<i>`.
+        logdir: TensorBoard directory; images go to its `images` run, tags `attention/pair_<i>`, at step
+            N after epoch N (1-based, as the console and `history.json` count).
         inputs: `{"premise": int32 [N, Lp], "hypothesis": int32 [N, Lh]}` of the pairs.
         premise_tokens: the premise words of each pair (as tokenized).
         hypothesis_tokens: the hypothesis words of each pair.
-        labels: gold label names of the pairs (shown under the image).
+        labels: gold label names of the pairs (shown in the image's title).
+        scale: the colour scale of the maps: "relative" (each map's own range, with a colour bar) or
+            "absolute" (the papers' 0-1 grey scale); see `zoo.plotting.plot_attention`.
     """
 
     GATES = ("input_gate", "forget_gate", "output_gate")
 
-    def __init__(self, logdir, inputs, premise_tokens, hypothesis_tokens, labels=None):
+    def __init__(self, logdir, inputs, premise_tokens, hypothesis_tokens, labels=None, scale="relative"):
         super().__init__()
+        if scale not in ATTENTION_SCALES:
+            raise ValueError(f"attention scale must be one of {', '.join(ATTENTION_SCALES)}, got {scale!r}")
+        self.scale = scale
         self.logdir = logdir
         self.inputs = inputs
         self.premise_tokens = premise_tokens
@@ -49,7 +55,8 @@ class AttentionImages(keras.callbacks.Callback):
             self.enabled = False
             print("[train] the model has no attention: no attention images", flush=True)
             return
-        self.write(epoch, {key: np.asarray(value) for key, value in outputs.items()})
+        # Step N for epoch N, as the console, history.json and the image titles count.
+        self.write(epoch + 1, {key: np.asarray(value) for key, value in outputs.items()})
 
     def write(self, step, outputs):
         """Writes the images of every pair for `step` from the model's `explain()` outputs (numpy).
@@ -65,7 +72,7 @@ class AttentionImages(keras.callbacks.Callback):
         over_nodes = "premise_mask" in outputs
         if self.writer is None:
             self.writer = tf.summary.create_file_writer(os.path.join(self.logdir, "images"))
-        with self.writer.as_default(), tf.summary.record_if(True):
+        with self.writer.as_default(), tf.summary.record_if(True), attention_scale(self.scale):
             for i, (premise, hypothesis) in enumerate(zip(self.premise_tokens, self.hypothesis_tokens)):
                 lp = int(np.count_nonzero(self.inputs["premise"][i]))
                 lh = int(np.count_nonzero(self.inputs["hypothesis"][i]))
@@ -108,7 +115,8 @@ def _fit_tokens(tokens, length):
 
 
 class ConfusionImages(keras.callbacks.Callback):
-    """Draws the dev confusion matrix after each epoch (tag `confusion_matrix/dev`, `images` run).
+    """Draws the dev confusion matrix after each epoch (tag `confusion_matrix/dev`, `images` run, step N after
+    epoch N).
 
     Args:
         logdir: TensorBoard directory.
@@ -128,5 +136,5 @@ class ConfusionImages(keras.callbacks.Callback):
             self.writer = tf.summary.create_file_writer(os.path.join(self.logdir, "images"))
         gold, predicted = predict_labels(self.model, self.dataset)
         matrix = confusion_matrix(gold, predicted, len(self.labels))
-        write_confusion_image(self.writer, matrix, self.labels, "confusion_matrix/dev", epoch,
+        write_confusion_image(self.writer, matrix, self.labels, "confusion_matrix/dev", epoch + 1,
                               f"dev, epoch {epoch + 1}")
