@@ -3,21 +3,33 @@
 - `monitor`: `ReplayingMonitor`, the best dev value over a run's epochs, replayed from history on resume.
 - `schedule`: per-epoch learning-rate decay and Chen et al.'s `HalveOnPlateau` (a `ReplayingMonitor`).
 - `early_stopping`: `ResumableEarlyStopping` (a `ReplayingMonitor`).
+- `checkpoints`: `BestCheckpoint` (a `ReplayingMonitor`) and `Backup`, written atomically, and
+  `StopOnNonFiniteLoss`.
 - `history`: `EpochHistory` (`history.json`) and `best_of`.
 - `epoch_marker`: the `[train] epoch N done` line.
-- `tensorboard`: always-recorded epoch summaries, images to summaries, `HParamsLogger`.
+- `progress`: `EpochProgress`, Keras's progress bar placed first (its epoch line before any other output).
+- `random_state`: `EpochRandomness`, the data order and dropout masks of an epoch as a function of
+  (seed, epoch), so that a resumed run is the uninterrupted one.
+- `tensorboard`: always-recorded epoch summaries with batch scalars at a chosen rate, images to summaries,
+  the HParams session (`HParamsLogger`, `write_hparams_metrics`).
 - `images`: `AttentionImages` and `ConfusionImages` after each epoch.
 """
 
+from zoo.training.callbacks.checkpoints import Backup, BestCheckpoint, NonFiniteLossError, StopOnNonFiniteLoss
 from zoo.training.callbacks.early_stopping import ResumableEarlyStopping
 from zoo.training.callbacks.epoch_marker import EpochMarker
 from zoo.training.callbacks.history import EpochHistory, best_of
 from zoo.training.callbacks.images import AttentionImages, ConfusionImages
 from zoo.training.callbacks.monitor import ReplayingMonitor
+from zoo.training.callbacks.progress import EpochProgress
+from zoo.training.callbacks.random_state import EpochRandomness
 from zoo.training.callbacks.schedule import HalveOnPlateau, is_plateau_schedule, learning_rate_schedule
-from zoo.training.callbacks.tensorboard import (HParamsLogger, TensorBoard, figure_to_image, flatten_hparams,
-                                                write_confusion_image)
+from zoo.training.callbacks.tensorboard import (HPARAMS_RUN, HParamsLogger, TensorBoard, batch_log_frequency,
+                                                figure_to_image, flatten_hparams, write_confusion_image,
+                                                write_hparams_metrics)
 
-__all__ = ["AttentionImages", "ConfusionImages", "EpochHistory", "EpochMarker", "HParamsLogger", "HalveOnPlateau",
-           "ReplayingMonitor", "ResumableEarlyStopping", "TensorBoard", "best_of", "figure_to_image",
-           "flatten_hparams", "is_plateau_schedule", "learning_rate_schedule", "write_confusion_image"]
+__all__ = ["AttentionImages", "Backup", "BestCheckpoint", "ConfusionImages", "EpochHistory", "EpochMarker",
+           "EpochProgress", "EpochRandomness", "HPARAMS_RUN", "HParamsLogger", "HalveOnPlateau", "NonFiniteLossError",
+           "ReplayingMonitor", "ResumableEarlyStopping", "StopOnNonFiniteLoss", "TensorBoard", "batch_log_frequency",
+           "best_of", "figure_to_image", "flatten_hparams", "is_plateau_schedule", "learning_rate_schedule",
+           "write_confusion_image", "write_hparams_metrics"]
