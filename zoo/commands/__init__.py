@@ -6,7 +6,6 @@ top-level scripts `train.py`, `evaluate.py`, `predict.py` and `export.py` of a c
 """
 
 import importlib
-import os
 import sys
 
 COMMANDS = {
@@ -19,7 +18,12 @@ COMMANDS = {
 
 
 def main(argv=None):
-    """`nli-zoo COMMAND [options]`: runs the subcommand's `main` with the rest of the arguments."""
+    """`nli-zoo COMMAND [options]`: runs the subcommand's `main` with the rest of the arguments.
+
+    Returns:
+        the exit status, 0 (the console script exits with it; a subcommand's result is for Python callers of
+        its own `main`). User errors exit with status 2 from inside the subcommand.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: nli-zoo COMMAND [options]   (nli-zoo COMMAND --help for a command's options)\n\ncommands:")
@@ -29,6 +33,9 @@ def main(argv=None):
     if argv[0] not in COMMANDS:
         print(f"nli-zoo: error: unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)}", file=sys.stderr)
         raise SystemExit(2)
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    from zoo.commands.startup import quiet_environment
+
+    quiet_environment()  # TF_CPP_MIN_LOG_LEVEL, GRPC_VERBOSITY (zoo.commands.startup)
     module = importlib.import_module(f"zoo.commands.{argv[0]}")
-    return module.main(argv[1:], prog=f"nli-zoo {argv[0]}")
+    module.main(argv[1:], prog=f"nli-zoo {argv[0]}")
+    return 0

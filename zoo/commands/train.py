@@ -77,10 +77,14 @@ def build_parser(prog="train.py"):
                         help="persistent XLA compilation cache, so that a rerun pays no compilation "
                              "(default $NLI_ZOO_CACHE/xla, i.e. ~/.cache/nli-zoo/xla; 'none': off)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--log-every", type=int, default=100,
-                        help="write batch-level TensorBoard scalars every N steps (0 = per epoch only)")
+    parser.add_argument("--log-every", type=int, default=None,
+                        help="write batch-level TensorBoard scalars every N steps (0 = per epoch only; default: "
+                             "about 20 points per epoch)")
     parser.add_argument("--attention-examples", type=int, default=3,
                         help="number of fixed dev pairs whose attention is drawn each epoch (0 = none)")
+    parser.add_argument("--attention-scale", choices=("relative", "absolute"), default="relative",
+                        help="colours of the attention images: relative (default: each map over its own range, "
+                             "with a colour bar) or absolute (the papers' grey scale, white 0 to black 1)")
     parser.add_argument("--max-train-examples", type=int, default=None,
                         help="use only the first N training examples (quick experiments)")
     parser.add_argument("--max-eval-examples", type=int, default=None,
@@ -88,8 +92,9 @@ def build_parser(prog="train.py"):
     parser.add_argument("--no-bucket", action="store_true",
                         help="batch pairs in data order instead of bucketing them by length")
     parser.add_argument("--no-shuffle", action="store_true", help="do not shuffle the training set")
-    parser.add_argument("--verbose", type=int, choices=(0, 1, 2), default=1,
-                        help="Keras fit verbosity: 0 silent, 1 progress bar (default), 2 one line per epoch")
+    parser.add_argument("--verbose", type=int, choices=(0, 1, 2), default=None,
+                        help="Keras fit verbosity: 0 silent, 1 progress bar, 2 one line per epoch (default: 1 on "
+                             "a terminal, 2 when the output goes to a file or pipe)")
     # Development and test hooks, hidden from --help.
     parser.add_argument("--cpu-devices", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--pause-after-epoch", type=float, default=0.0, help=argparse.SUPPRESS)
@@ -105,6 +110,9 @@ def main(argv=None, prog="train.py"):
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     args = build_parser(prog).parse_args(argv)
+    from zoo.commands.startup import import_tensorflow
+
+    import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
     from zoo.errors import TrainError
     from zoo.training import compile_cache
     from zoo.training.config import RunConfig
@@ -118,5 +126,8 @@ def main(argv=None, prog="train.py"):
 
         return train(config)
     except TrainError as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+        from zoo.training.trainer import TrainInterrupted
+
+        interrupted = isinstance(error, TrainInterrupted)
+        print(f"{prog}: {'' if interrupted else 'error: '}{error}", file=sys.stderr)
+        raise SystemExit(130 if interrupted else 2) from None

@@ -56,7 +56,10 @@ class RunConfig:
         run_dir: the run directory (default `runs/MODEL`); logdir: TensorBoard's (default `RUN/logs`).
         overwrite: start again in a directory that holds another or a finished run.
         strategy, cluster_timeout, mixed_precision, jit_compile, compile_cache: how to run.
-        log_every, attention_examples, verbose: what to show.
+        log_every, attention_examples, verbose: what to show (`log_every` None: about 20 batch points per
+            epoch; `verbose` None: Keras's progress bar on a terminal, one line per epoch otherwise;
+            `attention_scale`: "relative" colours each attention map over its own range, "absolute" is the
+            papers' 0-1 grey scale).
         cpu_devices, pause_after_epoch: test hooks (logical CPUs, a pause to interrupt between epochs).
     """
 
@@ -85,9 +88,10 @@ class RunConfig:
     mixed_precision: Optional[str] = None
     jit_compile: object = "auto"
     compile_cache: Optional[str] = None
-    log_every: int = 100
+    log_every: Optional[int] = None
     attention_examples: int = 3
-    verbose: int = 1
+    attention_scale: str = "relative"
+    verbose: Optional[int] = None
     cpu_devices: Optional[int] = None
     pause_after_epoch: float = 0.0
 
@@ -198,7 +202,15 @@ class RunConfig:
         if self.embedding_dim is not None:
             _check_positive("--embedding-dim", self.embedding_dim, integer=True)
         for key in ("log_every", "attention_examples"):
-            _check_positive(f"--{key.replace('_', '-')}", getattr(self, key), integer=True, zero=True)
+            if getattr(self, key) is not None:
+                _check_positive(f"--{key.replace('_', '-')}", getattr(self, key), integer=True, zero=True)
+        if self.attention_scale not in ("relative", "absolute"):
+            raise ConfigError(f"--attention-scale must be relative or absolute, got {self.attention_scale!r}")
+        if self.verbose not in (None, 0, 1, 2):
+            raise ConfigError(f"--verbose must be 0, 1 or 2, got {self.verbose!r}")
+        decay = train.get("lr_decay")
+        if isinstance(decay, dict) and decay.get("type") == "halve_on_plateau":
+            _check_positive("lr_decay wait", decay.get("wait", 1), integer=True)
         if self.cluster_timeout is not None:
             _check_positive("--cluster-timeout", self.cluster_timeout, zero=True)
         if self.strategy not in STRATEGIES:
@@ -224,6 +236,16 @@ class RunConfig:
     def jit(self):
         """`jit_compile` as Keras takes it: `"auto"`, True or False."""
         return JIT_COMPILE[str(self.jit_compile).lower()]
+
+    @property
+    def fit_verbose(self):
+        """`verbose` as `fit` takes it: None (auto) is 1 (progress bar) on a terminal, else 2 (one line per
+        epoch: no carriage returns and escape codes in a log file)."""
+        import sys
+
+        if self.verbose is not None:
+            return self.verbose
+        return 1 if sys.stdout.isatty() else 2
 
     @property
     def random_vectors_dim(self):

@@ -13,7 +13,9 @@ model under the distribution strategy (`zoo.training.model`), fits it with the r
 (`zoo.runs.evaluation`). `--members` goes to `zoo.training.ensemble` instead.
 """
 
+import contextlib
 import os
+import shutil
 import time
 
 from zoo.errors import TrainError
@@ -65,8 +67,9 @@ def load_init_run(config, tokenizer):
     if old["tokenizer"] != tokenizer.get_config():
         raise TrainError(f"--init-from {config.init_from} tokenized with {old['tokenizer']}, this run with "
                          f"{tokenizer.get_config()}: keep the preset's lowercase setting")
+    accuracy = (run.results or {}).get("test_accuracy")
     print(f"[train] starting from {config.init_from} ({old['model']}, {len(run.vocab):,} words, test accuracy "
-          f"{(run.results or {}).get('test_accuracy')})", flush=True)
+          f"{'unknown' if accuracy is None else format(accuracy, '.4f')})", flush=True)
     return run
 
 
@@ -86,11 +89,12 @@ def worker_run_dir(run_dir):
 
 # Callbacks ---------------------------------------------------------------------------------------
 def make_callbacks(config, run_dir, logdir, model_dev_pairs, dev_subset, trial_id, extra_hparams):
-    """The callbacks of `fit`, in the order that keeps the run directory consistent when killed:
-    best checkpoint and history are written before the backup, the epoch marker last.
+    """The callbacks of `fit`, in the order that keeps the run directory consistent when killed: the
+    non-finite loss guard first (it stops before anything of a diverged epoch is written), best checkpoint
+    and history before the backup, the epoch marker last.
 
     Returns:
-        `(callbacks, history)`.
+        `(callbacks, history, backup)`: `backup.restore()` loads the state to resume from.
     """
     import keras
 
@@ -102,28 +106,29 @@ def make_callbacks(config, run_dir, logdir, model_dev_pairs, dev_subset, trial_i
     train = preset["train"]
     best_path = os.path.join(run_dir, layout.BEST_WEIGHTS_FILE)
     decay = train.get("lr_decay")
-    callbacks = [keras.callbacks.ModelCheckpoint(best_path, monitor="val_accuracy", mode="max",
-                                                 save_best_only=True, save_weights_only=True,
-                                                 initial_value_threshold=cb.best_of(history.epochs))]
+    backup = cb.Backup(os.path.join(run_dir, layout.BACKUP_DIR))
+    # Keras's progress line first, so that the epoch's line is complete before any callback prints
+    callbacks = [cb.EpochProgress(), cb.StopOnNonFiniteLoss(),
+                 cb.BestCheckpoint(history, best_path, monitor="val_accuracy")]
     if cb.is_plateau_schedule(decay):
         # Chen et al.'s released schedule: halve and reload the best weights after every epoch without a
         # dev improvement; stop after `patience` halvings.
         callbacks.append(cb.HalveOnPlateau(history, train["learning_rate"], best_path, monitor="val_accuracy",
-                                           factor=decay.get("factor", 0.5), max_halvings=train.get("patience")))
+                                           factor=decay.get("factor", 0.5), max_halvings=train.get("patience"),
+                                           wait=decay.get("wait", 1)))
     else:
         callbacks += [keras.callbacks.LearningRateScheduler(cb.learning_rate_schedule(train["learning_rate"], decay)),
                       cb.ResumableEarlyStopping(history, monitor="val_accuracy", patience=train.get("patience"))]
     callbacks += [
         history,
-        cb.TensorBoard(logdir, update_freq=config.log_every if config.log_every > 0 else "epoch"),
+        cb.TensorBoard(logdir, log_every=config.log_every),
         cb.HParamsLogger(logdir, cb.flatten_hparams(preset, extra_hparams), trial_id),
         cb.ConfusionImages(logdir, dev_subset, list(LABELS)),
     ]
     if model_dev_pairs is not None:
-        callbacks.append(cb.AttentionImages(logdir, *model_dev_pairs))
-    callbacks += [keras.callbacks.BackupAndRestore(os.path.join(run_dir, layout.BACKUP_DIR)),
-                  cb.EpochMarker(config.pause_after_epoch)]
-    return callbacks, history
+        callbacks.append(cb.AttentionImages(logdir, *model_dev_pairs, scale=config.attention_scale))
+    callbacks += [backup, cb.EpochMarker(config.pause_after_epoch)]
+    return callbacks, history, backup
 
 
 def attention_pairs(examples, vocab, tokenizer, preset, count):
@@ -173,7 +178,7 @@ def train(config):
         TrainError: for a user error (unknown model or setting, data, conflicting run directory).
     """
     started = time.time()
-    from zoo.training.strategy import configure_cpu_devices, describe, make_strategy
+    from zoo.training.strategy import configure_cpu_devices, make_strategy
 
     if config.cpu_devices:
         configure_cpu_devices(config.cpu_devices)
@@ -181,6 +186,43 @@ def train(config):
         strategy = make_strategy(config.strategy, cluster_timeout=config.cluster_timeout)
     except ValueError as error:
         raise TrainError(str(error)) from None
+    if config.members:
+        from zoo.training.ensemble import combine_members
+
+        with run_directory(config.run_dir):
+            return combine_members(config)
+    check_vectors_available(config.embeddings)
+    run_dir = worker_run_dir(config.run_dir)
+    with run_directory(run_dir):
+        return train_in(run_dir, config, strategy, started)
+
+
+@contextlib.contextmanager
+def run_directory(run_dir):
+    """Holds the run directory's lock while a run writes it (a second writer is refused with one line
+    naming the holder). A run that stopped before writing its `config.json` leaves nothing behind: not its
+    vocabulary, and not the folder when it made it."""
+    from zoo.fileio import LockedError
+
+    existed, had_config = os.path.isdir(run_dir), os.path.exists(os.path.join(run_dir, layout.CONFIG_FILE))
+    try:
+        lock = layout.lock(run_dir).acquire()
+    except (LockedError, NotADirectoryError) as error:
+        raise TrainError(str(error)) from None
+    try:
+        yield
+    finally:
+        lock.release()
+        if not had_config and not os.path.exists(os.path.join(run_dir, layout.CONFIG_FILE)):
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(run_dir, layout.VOCAB_FILE))
+            if not existed:
+                with contextlib.suppress(OSError):
+                    os.rmdir(run_dir)  # only when empty
+
+
+def train_in(run_dir, config, strategy, started):
+    """`train` once the run directory is locked."""
     import keras
 
     from zoo.data import LABELS
@@ -189,17 +231,12 @@ def train(config):
     from zoo.training import inputs
     from zoo.training.config import MIXED_PRECISION
     from zoo.training.model import build_model, copy_weights
+    from zoo.training.strategy import describe
 
-    if config.members:
-        from zoo.training.ensemble import combine_members
-
-        return combine_members(config)
-    check_vectors_available(config.embeddings)
-    run_dir = worker_run_dir(config.run_dir)
     identity = config.identity()
     try:
         state = layout.prepare_run_dir(run_dir, identity, overwrite=config.overwrite)
-    except layout.RunConflictError as error:
+    except ValueError as error:  # another run's settings, or a damaged config.json (named)
         raise TrainError(str(error)) from None
     if state == "finished":
         results = layout.read_json(os.path.join(run_dir, layout.RESULTS_FILE))
@@ -243,6 +280,7 @@ def train(config):
     results["vocabulary"] = vocabulary_report
     results["timing"]["total_seconds"] = time.time() - started
     layout.write_json(os.path.join(run_dir, layout.RESULTS_FILE), results)
+    shutil.rmtree(os.path.join(run_dir, layout.BACKUP_DIR), ignore_errors=True)  # only now: results are safe
     print(format_results(results), flush=True)
     return {"run_dir": run_dir, "results": results, "model": model, "vocab": vocab, "tokenizer": tokenizer,
             "config": saved}
@@ -259,14 +297,17 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     from zoo.data.pipeline import ShapeLog
     from zoo.runs.datasets import length_grid, make_dataset
     from zoo.runs.evaluation import evaluate_examples
+    from zoo.training import callbacks as cb
     from zoo.training.kernels import gpu_plan
     from zoo.training.model import parameter_counts
 
     preset = config.preset
     shapes = {"train": ShapeLog(), "validation": ShapeLog()}
+    randomness = cb.EpochRandomness()  # the data order and dropout masks of epoch N: f(seed, N), resumable
     datasets = {split: make_dataset(splits[split], vocab, tokenizer, preset,
                                     shuffle=split == "train" and config.shuffle, seed=config.seed,
-                                    bucket=config.bucket, shape_log=shapes[split], report_trees=split)
+                                    bucket=config.bucket, shape_log=shapes[split], report_trees=split,
+                                    epoch=randomness.epoch if split == "train" else None)
                 for split in ("train", "validation")}
     print(f"[train] batch shapes: at most {length_grid(preset).num_cells} "
           f"({length_grid(preset)}), batch dimension {preset['train']['batch_size']}", flush=True)
@@ -275,23 +316,25 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     dev_subset = datasets["validation"].take(max(1, 2000 // preset["train"]["batch_size"]))
     pairs = attention_pairs(splits["validation"], vocab, tokenizer, preset, config.attention_examples)
     extra = {"embeddings": config.embeddings, "embedding_dim": int(model.embedding_dim),
-             "strategy": config.strategy, "mixed_precision": config.mixed_precision or "none", "seed": config.seed}
-    callbacks, history = make_callbacks(config, run_dir, logdir, pairs, dev_subset,
-                                        os.path.basename(os.path.abspath(run_dir)), extra)
+             "strategy": config.strategy, "mixed_precision": config.mixed_precision or "none", "seed": config.seed,
+             "data.source": str(config.source), "init_from": str(config.init_from or "none"),
+             "data.max_train_examples": config.max_train_examples or "all",
+             "data.max_eval_examples": config.max_eval_examples or "all"}
+    callbacks, history, backup = make_callbacks(config, run_dir, logdir, pairs, dev_subset,
+                                                os.path.normpath(config.run_dir), extra)
+    callbacks.insert(1, randomness)
     plan = gpu_plan(model, distributed=model.distribute_strategy.num_replicas_in_sync > 1)
     print(f"[train] XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} LSTM(s) "
           f"on cuDNN, {len(plan['loops'])} other recurrent loop(s); {plan['why']}", flush=True)
     fit_started = time.time()
     if state != "evaluate":
-        fit_in_cluster(model, datasets, config, callbacks)
+        backup.set_model(model)
+        initial_epoch = backup.restore() if state == "resume" else 0
+        fit_in_cluster(model, datasets, config, callbacks, initial_epoch, run_dir)
         print(f"[train] training saw {shapes['train'].describe()}; validation saw "
               f"{shapes['validation'].describe()}", flush=True)
     fit_seconds = time.time() - fit_started
-    best_path = os.path.join(run_dir, layout.BEST_WEIGHTS_FILE)
-    if os.path.exists(best_path):
-        model.load_weights(best_path)
-    else:  # no epoch improved on nothing (e.g. NaN accuracy): keep the last weights as the best
-        model.save_weights(best_path)
+    load_best_weights(model, run_dir, backup)
     eval_started = time.time()
     dev = evaluate_examples(model, splits["validation"], vocab, tokenizer, preset)
     test = evaluate_examples(model, splits["test"], vocab, tokenizer, preset)
@@ -308,21 +351,32 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
         "timing": {"fit_seconds_this_process": fit_seconds, "eval_seconds": time.time() - eval_started},
     }
     write_test_summaries(logdir, results, max(len(epochs) - 1, 0))
+    cb.write_hparams_metrics(logdir, results)  # the HParams session shows what results.json reports
     return results
 
 
-def fit_in_cluster(model, datasets, config, callbacks):
-    """`model.fit` over the training and dev datasets; under `--strategy multi_worker`, a peer that stops
-    mid-training (killed, machine lost) ends this worker with one line instead of a TensorFlow traceback.
+def fit_in_cluster(model, datasets, config, callbacks, initial_epoch, run_dir):
+    """`model.fit` over the training and dev datasets from `initial_epoch`; under `--strategy multi_worker`,
+    a peer that stops mid-training (killed, machine lost) ends this worker with one line instead of a
+    TensorFlow traceback; a non-finite loss and Ctrl-C end it with one line saying what was kept.
 
     Raises:
-        TrainError: a worker of the cluster stopped.
+        TrainError: a worker of the cluster stopped, the loss diverged, or the user interrupted.
     """
     import tensorflow as tf
 
+    from zoo.training.callbacks import NonFiniteLossError
+
     try:
         model.fit(datasets["train"], validation_data=datasets["validation"], epochs=config.preset["train"]["epochs"],
-                  callbacks=callbacks, verbose=config.verbose, shuffle=False)
+                  initial_epoch=initial_epoch, callbacks=callbacks, verbose=config.fit_verbose, shuffle=False)
+    except NonFiniteLossError as error:
+        raise TrainError(f"{error}: training stopped, no results written; {run_dir} keeps the state of the last "
+                         f"good epoch. Lower the learning rate or check the word vectors, then train again "
+                         f"(--overwrite, or another --run-dir)") from None
+    except KeyboardInterrupt:
+        raise TrainInterrupted(f"interrupted: {run_dir} keeps every finished epoch; rerun the same command to "
+                               "resume after the last one") from None
     except tf.errors.OpError as error:  # the class a lost peer surfaces as varies (Unavailable, Aborted, ...)
         if config.strategy != "multi_worker":
             raise
@@ -330,6 +384,35 @@ def fit_in_cluster(model, datasets, config, callbacks):
         raise TrainError(f"training stopped on a TensorFlow error in the cluster ({type(error).__name__}: "
                          f"{first[:200]}); if a worker stopped, rerun every worker's command to resume from the "
                          "last finished epoch") from None
+
+
+def load_best_weights(model, run_dir, backup):
+    """Loads `best.weights.h5` for the final evaluation; one that cannot be read is reported and the newest
+    readable backup is evaluated instead (saved as the best), rather than failing on every rerun.
+
+    Raises:
+        TrainError: neither the best weights nor a backup can be read.
+    """
+    from zoo.training.callbacks.checkpoints import first_line
+
+    best_path = os.path.join(run_dir, layout.BEST_WEIGHTS_FILE)
+    if os.path.exists(best_path):
+        try:
+            model.load_weights(best_path)
+            return
+        except Exception as error:  # h5py OSError, Keras ValueError: an unreadable file
+            print(f"[train] {best_path} cannot be read ({first_line(error)}): the newest readable backup is "
+                  "evaluated instead", flush=True)
+            backup.set_model(model)
+            if not backup.restore():
+                raise TrainError(f"{best_path} cannot be read and the run has no backup: train again with "
+                                 "--overwrite") from None
+    # no epoch improved on nothing (e.g. NaN accuracy), or the best file was unreadable: keep these weights
+    layout.save_weights(model, best_path)
+
+
+class TrainInterrupted(TrainError):
+    """The user stopped training (Ctrl-C); the run resumes from its last finished epoch."""
 
 
 def _best_epoch(epochs):

@@ -1,0 +1,178 @@
+"""Nothing lost, nothing silent, on the run side (issue 16): one writer per run directory, checkpoints a
+kill cannot spoil and a fallback when one is damaged anyway, a stop at the first non-finite loss, Ctrl-C,
+and a clear line for each bad option or damaged file.
+
+Every run is tiny (the ONE_SHAPE runs of tests/test_train.py).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import evaluate as evaluate_script
+import export as export_script
+import train as train_script
+from zoo.fileio import DirectoryLock
+from zoo.runs import layout
+
+from tests.test_train import ONE_SHAPE, ROOT, subprocess_env, tiny_args
+
+
+def error_lines(capsys):
+    return [line for line in capsys.readouterr().err.strip().splitlines() if line]
+
+
+def fails_with(capsys, argv, script=train_script):
+    with pytest.raises(SystemExit) as exit_:
+        script.main(argv)
+    assert exit_.value.code == 2
+    lines = error_lines(capsys)
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("reliable") / "run"
+    train_script.main(tiny_args(run_dir, "--epochs", "1", "--attention-examples", "0", *ONE_SHAPE))
+    return run_dir
+
+
+# Bad options: one line, before anything is written --------------------------------------------------
+@pytest.mark.parametrize("extra, words", [
+    (["--batch-size", "0"], "batch_size must be a whole number > 0, got 0"),
+    (["--set", "learning_rate=fast"], "learning_rate must be a number >= 0, got 'fast'"),
+    (["--set", "dropout=1.5"], "dropout must be a number in [0, 1)"),
+    (["--set", "no_such_setting=1"], "unknown setting 'no_such_setting'"),
+])
+def test_a_bad_option_is_one_line_and_writes_nothing(tmp_path, capsys, extra, words):
+    line = fails_with(capsys, tiny_args(tmp_path / "run", *extra))
+    assert line.startswith("train.py: error: ") and words in line
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_run_dir_that_is_a_file(tmp_path, capsys):
+    (tmp_path / "run").write_text("not a folder")
+    assert "is a file" in fails_with(capsys, tiny_args(tmp_path / "run"))
+
+
+def test_a_run_stopped_by_a_user_error_leaves_no_folder(tmp_path, capsys):
+    line = fails_with(capsys, ["--model", "bowman_lstm", "--data-dir", str(tmp_path / "missing.jsonl"),
+                               "--embeddings", "none", "--run-dir", str(tmp_path / "run")])
+    assert "missing.jsonl" in line and not (tmp_path / "run").exists()
+
+
+def test_a_corrupt_config_json_is_named(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "config.json").write_text('{"model": "rocktaschel_wbw",')
+    line = fails_with(capsys, tiny_args(run_dir))
+    assert str(run_dir / "config.json") in line and "not valid JSON" in line
+
+
+# One writer per run directory ----------------------------------------------------------------------
+def test_a_second_writer_is_refused_naming_the_holder(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    with DirectoryLock(run_dir):  # another process holds the run (a lock of this process, another file)
+        line = fails_with(capsys, tiny_args(run_dir))
+    assert f"PID {os.getpid()}" in line and "in use" in line
+    assert sorted(os.listdir(run_dir)) == []  # the holder's lock gone, nothing else written
+
+
+# Damaged checkpoints -------------------------------------------------------------------------------
+def test_a_truncated_best_checkpoint_is_one_line_at_evaluate_and_export(finished, tmp_path, capsys):
+    damaged = tmp_path / "damaged"
+    subprocess.run(["cp", "-r", str(finished), str(damaged)], check=True)
+    (damaged / layout.BEST_WEIGHTS_FILE).write_bytes(b"")  # what a kill during an in-place write left
+    line = fails_with(capsys, ["--run-dir", str(damaged), "--dataset", "snli_sample", "--quiet"], evaluate_script)
+    assert "best.weights.h5 cannot be read" in line
+    line = fails_with(capsys, ["--run-dir", str(damaged), "--out", str(tmp_path / "models")], export_script)
+    assert "best.weights.h5 cannot be read" in line
+
+
+def test_the_backup_falls_back_to_the_last_readable_state(tmp_path, capsys):
+    import keras
+
+    from zoo.training.callbacks import Backup
+    from tests.test_case import make_model
+
+    model = make_model("bowman_lstm")
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    backup = Backup(str(tmp_path / "backup"))
+    backup.set_model(model)
+    saved = {}
+    for epoch in range(3):
+        for w in model.trainable_weights:
+            w.assign(w + 1.0)
+        saved[epoch + 1] = [np.asarray(w) for w in model.weights]
+        backup.on_epoch_end(epoch)
+    assert sorted(os.listdir(tmp_path / "backup")) == ["epoch-2.weights.h5", "epoch-3.weights.h5", "state.json"]
+    (tmp_path / "backup" / "epoch-3.weights.h5").write_bytes(b"\0" * 100)  # truncated by a dying disk
+    fresh = make_model("bowman_lstm", seed=1)
+    fresh.compile(optimizer=keras.optimizers.Adam(), loss="sparse_categorical_crossentropy")
+    backup.set_model(fresh)
+    assert backup.restore() == 2
+    for a, b in zip(fresh.weights, saved[2]):
+        np.testing.assert_array_equal(np.asarray(a), b)
+    assert "epoch-3.weights.h5 cannot be read" in capsys.readouterr().out
+    (tmp_path / "backup" / "epoch-2.weights.h5").write_bytes(b"")
+    with pytest.raises(Exception, match="no backup of this run can be read"):
+        backup.restore()
+
+
+def test_a_truncated_best_checkpoint_at_the_end_of_training_evaluates_the_backup(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    args = tiny_args(run_dir, "--epochs", "1", "--attention-examples", "0", *ONE_SHAPE)
+    # Killed after the last epoch's state was saved, before the final evaluation ...
+    process = subprocess.Popen([sys.executable, str(ROOT / "train.py"), *args, "--pause-after-epoch", "60"],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               env=subprocess_env())
+    for line in process.stdout:
+        if "[train] epoch 1 done" in line:
+            break
+    process.kill()
+    process.wait()
+    assert (run_dir / "backup").is_dir() and not (run_dir / "results.json").exists()
+    (run_dir / layout.BEST_WEIGHTS_FILE).write_bytes(b"")  # ... with its best checkpoint truncated
+    result = train_script.main(args)
+    out = capsys.readouterr().out
+    assert "best.weights.h5 cannot be read" in out and "the newest readable backup is evaluated" in out
+    assert result["results"]["test"]["examples"] > 0 and (run_dir / "results.json").exists()
+    assert not (run_dir / "backup").exists()  # removed once the results were written
+
+
+# Non-finite loss and Ctrl-C ------------------------------------------------------------------------
+def test_training_stops_at_the_first_non_finite_loss_and_writes_no_results(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    # ℓ2 weight 1e38: the penalty overflows float32 at the first step, an infinite loss
+    line = fails_with(capsys, tiny_args(run_dir, "--epochs", "2", "--set", "l2=1e38", "--attention-examples", "0",
+                                        *ONE_SHAPE))
+    assert "the training loss became inf at epoch 1, step 1" in line and "no results written" in line
+    assert not (run_dir / "results.json").exists()
+    assert json.loads((run_dir / "history.json").read_text() if (run_dir / "history.json").exists()
+                      else '{"epochs": []}')["epochs"] == []
+
+
+def test_ctrl_c_says_how_to_resume(tmp_path):
+    run_dir = tmp_path / "run"
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "train.py"),
+         *tiny_args(run_dir, "--epochs", "3", "--attention-examples", "0", "--pause-after-epoch", "60", *ONE_SHAPE)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_env())
+    deadline = time.time() + 240
+    for line in process.stdout:
+        if "[train] epoch 1 done" in line or time.time() > deadline:
+            break
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    lines = [line for line in err.strip().splitlines() if line.startswith("train.py:")]
+    assert len(lines) == 1 and "rerun the same command to resume" in lines[0], err[-2000:]
+    assert json.loads((run_dir / "history.json").read_text())["epochs"][0]["epoch"] == 1
+    assert not (run_dir / layout.CONFIG_FILE.replace("config", "results")).exists()
