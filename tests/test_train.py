@@ -235,10 +235,22 @@ def test_rerun_of_finished_run_does_not_train(trained, capsys):
 
 def test_rerun_with_other_settings_is_refused(trained, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        train_script.main(tiny_args(trained["run_dir"], "--epochs", "5"))
+        train_script.main(tiny_args(trained["run_dir"], "--set", "dropout=0.3"))
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
-    assert "other settings" in err and "train.epochs: 2 -> 5" in err and "--overwrite" in err
+    assert "other settings" in err and "model.dropout: 0.1 -> 0.3" in err and "--overwrite" in err
+
+
+def test_more_epochs_train_a_finished_run_further(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    args = tiny_args(run_dir, "--attention-examples", "0", *ONE_SHAPE)
+    first = train_script.main(args + ["--epochs", "1"])["results"]
+    longer = train_script.main(args + ["--epochs", "2"])["results"]
+    assert "training it further, to 2, from its best weights" in capsys.readouterr().out
+    assert longer["epochs_run"] == 2 and longer["history"][0] == first["history"][0]
+    assert json.loads((run_dir / "config.json").read_text())["preset"]["train"]["epochs"] == 2
+    assert not (run_dir / "results.previous.json").exists() and not (run_dir / "backup").exists()
+    assert train_script.main(args + ["--epochs", "1"])["results"]["epochs_run"] == 2  # fewer: finished as it is
 
 
 def test_unknown_setting_lists_known_keys(tmp_path, capsys):

@@ -27,6 +27,7 @@ BEST_WEIGHTS_FILE = "best.weights.h5"
 BACKUP_DIR = "backup"
 HISTORY_FILE = "history.json"
 RESULTS_FILE = "results.json"
+PREVIOUS_RESULTS_FILE = "results.previous.json"  # a finished run's results while it trains further
 LOGS_DIR = "logs"
 
 # What a run directory may hold besides a run: the lock of its writer, the scratch folders of other workers.
@@ -88,8 +89,13 @@ def save_config(run_dir, config):
     write_json(os.path.join(run_dir, CONFIG_FILE), config)
 
 
-def config_differences(old, new):
-    """The entries of `new` (identity entries, see `IDENTITY_KEYS`) on which `old` differs, as readable lines."""
+# Settings a rerun may change without starting again: more epochs train a run further.
+RESUMABLE_CHANGES = ("train.epochs",)
+
+
+def config_differences(old, new, ignore=RESUMABLE_CHANGES):
+    """The entries of `new` (identity entries, see `IDENTITY_KEYS`) on which `old` differs, as readable lines
+    (preset settings named `section.key`; those in `ignore` are not differences)."""
     lines = []
     for key in new:
         a, b = old.get(key), new.get(key)
@@ -97,7 +103,7 @@ def config_differences(old, new):
             for section in sorted(set(a) | set(b)):
                 sa, sb = a.get(section, {}), b.get(section, {})
                 for name in sorted(set(sa) | set(sb)):
-                    if sa.get(name) != sb.get(name):
+                    if sa.get(name) != sb.get(name) and f"{section}.{name}" not in ignore:
                         lines.append(f"{section}.{name}: {sa.get(name)!r} -> {sb.get(name)!r}")
         elif key == "init_from" and isinstance(a, dict) and a.get("run_dir") == b:
             continue  # config.json records the run started from as a dict with its path
@@ -116,7 +122,8 @@ def prepare_run_dir(run_dir, identity, overwrite=False):
 
     Returns:
         `"new"` (nothing to resume), `"resume"` (same settings, training unfinished) or `"evaluate"`
-        (same settings, training finished but no results yet) or `"finished"` (results exist).
+        (same settings, training finished but no results yet) or `"finished"` (results exist) or
+        `"extend"` (results exist, and more epochs than the run trained are asked for).
 
     Raises:
         RunConflictError: when the directory holds a run with other settings and not `overwrite`.
@@ -139,10 +146,25 @@ def prepare_run_dir(run_dir, identity, overwrite=False):
                 "same settings to resume, choose another --run-dir, or pass --overwrite to start again")
         clear_run_dir(run_dir)
         return "new"
-    if finished:
-        return "finished"
     history = read_json(os.path.join(run_dir, HISTORY_FILE), {})
+    if finished:
+        trained = old.get("preset", {}).get("train", {}).get("epochs")
+        requested = identity["preset"]["train"]["epochs"]
+        ran = len(history.get("epochs", []))
+        # A run that trained all its epochs and is asked for more trains further; one that stopped early
+        # (its schedule or early stopping) would stop again, so it stays finished.
+        return "extend" if trained is not None and requested > trained and ran >= trained else "finished"
     return "evaluate" if history.get("finished") else "resume"
+
+
+def start_extension(run_dir):
+    """Makes a finished run one that resumes: its history is marked unfinished, and its results are kept as
+    `results.previous.json` until the longer run writes new ones (a kill in between resumes the extension)."""
+    path = os.path.join(run_dir, HISTORY_FILE)
+    history = read_json(path, {"epochs": []})
+    history["finished"] = False
+    write_json(path, history)
+    os.replace(os.path.join(run_dir, RESULTS_FILE), os.path.join(run_dir, PREVIOUS_RESULTS_FILE))
 
 
 def clear_run_dir(run_dir):

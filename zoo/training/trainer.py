@@ -243,6 +243,13 @@ def train_in(run_dir, config, strategy, started):
         print(f"[train] {run_dir} already finished (pass --overwrite to train again)")
         print(format_results(results))
         return {"run_dir": run_dir, "results": results}
+    if state == "extend":
+        history = layout.read_json(os.path.join(run_dir, layout.HISTORY_FILE), {"epochs": []})
+        print(f"[train] {run_dir} finished {len(history['epochs'])} epoch(s): training it further, to "
+              f"{config.preset['train']['epochs']}, from its best weights (the optimizer's moments start again; "
+              f"its results so far are kept in {layout.PREVIOUS_RESULTS_FILE})", flush=True)
+        layout.start_extension(run_dir)
+        state = "resume"
     os.makedirs(run_dir, exist_ok=True)
     print(f"[train] run directory {run_dir} ({'resuming' if state != 'new' else 'new run'})", flush=True)
     keras.utils.set_random_seed(config.seed)
@@ -281,6 +288,8 @@ def train_in(run_dir, config, strategy, started):
     results["timing"]["total_seconds"] = time.time() - started
     layout.write_json(os.path.join(run_dir, layout.RESULTS_FILE), results)
     shutil.rmtree(os.path.join(run_dir, layout.BACKUP_DIR), ignore_errors=True)  # only now: results are safe
+    with contextlib.suppress(FileNotFoundError):  # a run trained further: its earlier results are superseded
+        os.remove(os.path.join(run_dir, layout.PREVIOUS_RESULTS_FILE))
     print(format_results(results), flush=True)
     return {"run_dir": run_dir, "results": results, "model": model, "vocab": vocab, "tokenizer": tokenizer,
             "config": saved}
@@ -330,6 +339,9 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     if state != "evaluate":
         backup.set_model(model)
         initial_epoch = backup.restore() if state == "resume" else 0
+        if state == "resume" and not initial_epoch and history.epochs:  # a finished run trained further
+            model.load_weights(os.path.join(run_dir, layout.BEST_WEIGHTS_FILE))
+            initial_epoch = len(history.epochs)
         fit_in_cluster(model, datasets, config, callbacks, initial_epoch, run_dir)
         print(f"[train] training saw {shapes['train'].describe()}; validation saw "
               f"{shapes['validation'].describe()}", flush=True)
