@@ -14,7 +14,7 @@ The pairs are shuffled (seed 0); the first `--holdout` are the test set, the las
 are the dev set that the schedule, early stopping and the best checkpoint watch, and the others train.
 
     python scripts/learning_check.py --data /path/to/snli_1.0_dev_tokens --models mlstm esim luo_matrix \\
-        --epochs 3 [--hidden-size 64] [--holdout 1842] [--dev 800] [--batch-size 32]
+        --epochs 3 [--hidden-size 64] [--holdout 1842] [--dev 800] [--batch-size 32] [--set KEY=VALUE ...]
 
 `--data` is a folder with `premise.txt`, `hypothesis.txt`, `label.txt` (one pair per line, tokens joined
 by spaces, label names), or an SNLI jsonl file.
@@ -85,6 +85,7 @@ def check_model(name, data_dir, work_dir, args):
 
     preset = zoo.get_preset(name)
     overrides = [f"hidden_size={args.hidden_size}"] if args.hidden_size and "hidden_size" in preset["model"] else []
+    overrides += args.overrides
     start = time.time()
     result = zoo.training.train(
         model=name, data_dir=data_dir, embeddings=args.embeddings, epochs=args.epochs,
@@ -112,6 +113,8 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--embeddings", default="glove-6b-50d", help="'glove-6b-50d', a vector name or file")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="a preset setting for every model, as train.py's --set (repeatable)")
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
 
