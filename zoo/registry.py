@@ -14,6 +14,11 @@ import fnmatch
 
 _REGISTRY = {}
 
+# The package every model and layer class of the zoo is registered under with Keras' serialization
+# (`keras.saving.register_keras_serializable`): a `.keras` file names each class `nli_zoo>ClassName`, and
+# `keras.models.load_model` finds them once `zoo.models` is imported (`zoo.list_models()` imports it).
+KERAS_PACKAGE = "nli_zoo"
+
 # Training settings every preset starts from; a model's registration overrides what its paper gives.
 DEFAULT_TRAIN = {
     "optimizer": "adam",
@@ -56,8 +61,27 @@ class ModelSpec:
         self.paper_params = paper_params
 
 
+def serializable(cls):
+    """Class decorator: registers a model or layer class with Keras' serialization as `nli_zoo>ClassName`.
+
+    Raises:
+        ValueError: another class of the same name is registered already (its `.keras` files would load
+            the wrong class).
+    """
+    import keras
+
+    key = f"{KERAS_PACKAGE}>{cls.__name__}"
+    known = keras.saving.get_registered_object(key)
+    if known is not None and (known.__module__, known.__qualname__) != (cls.__module__, cls.__qualname__):
+        raise ValueError(f"{key} is registered already, by {known.__module__}.{known.__qualname__}")
+    return keras.saving.register_keras_serializable(package=KERAS_PACKAGE)(cls)
+
+
 def register_model(name, *, model=None, train=None, data=None, paper="", paper_params=None, attention=()):
     """Class decorator registering `name` with its paper preset (may be stacked for several names).
+
+    The class is also registered with Keras' serialization (`serializable`), so that `model.save("x.keras")`
+    and `keras.models.load_model("x.keras")` work for every registered model.
 
     Args:
         name: registry name, e.g. `"rocktaschel_wbw"`.
@@ -74,7 +98,7 @@ def register_model(name, *, model=None, train=None, data=None, paper="", paper_p
             raise ValueError(f"model {name!r} is registered twice")
         _REGISTRY[name] = ModelSpec(name, cls, model or {}, train or {}, data or {}, paper, paper_params,
                                     attention)
-        return cls
+        return serializable(cls)
 
     return decorator
 

@@ -11,6 +11,7 @@ import keras
 from keras import ops
 
 from zoo.layers.masking import masked_max, masked_mean, masked_softmax
+from zoo.registry import serializable
 
 
 def dot_scores(a_bar, b_bar):
@@ -18,6 +19,7 @@ def dot_scores(a_bar, b_bar):
     return ops.einsum("bid,bjd->bij", a_bar, b_bar)
 
 
+@serializable
 class BilinearScore(keras.layers.Layer):
     """e_ij = ā_i^T W_a b̄_j (Luo et al. Eq. 11), W_a `[D, D]` trainable (identity-initialised, so it
     starts as ESIM's dot product). Call: `(a_bar [B, La, D], b_bar [B, Lb, D]) -> [B, La, Lb]`.

@@ -14,8 +14,10 @@ import keras
 from keras import ops
 
 from zoo.layers.masking import masked_softmax
+from zoo.registry import serializable
 
 
+@serializable
 class AttentionScore(keras.layers.Layer):
     """The score vector w of additive attention: maps `M` `[B, L, k]` to `w^T M` `[B, L]`.
 

@@ -12,8 +12,10 @@ import keras
 from keras import ops
 
 from zoo.layers.attention import AttentionScore, additive_attention
+from zoo.registry import serializable
 
 
+@serializable
 class BoundCell(keras.layers.Layer):
     """A recurrent cell with tensors bound for one run of its loop (`bind`, `bound`, `release`)."""
 
@@ -32,6 +34,7 @@ class BoundCell(keras.layers.Layer):
         return tensors
 
 
+@serializable
 class _MemoryCell(BoundCell):
     """Holds the premise memory a recurrent attention cell reads at every step."""
 
@@ -46,6 +49,7 @@ class _MemoryCell(BoundCell):
         return self.bound()
 
 
+@serializable
 class WordByWordAttentionCell(_MemoryCell):
     """Rocktäschel et al. (2016) word-by-word attention, Eq. 11-13, as one recurrent step.
 
@@ -66,14 +70,15 @@ class WordByWordAttentionCell(_MemoryCell):
         super().__init__(**kwargs)
         self.units = units
         self.state_size = units
+        self.score = AttentionScore(name="w")  # w
 
-    def build(self, input_shape):
+    def build(self, input_shape=None):
+        """W^r, W^t `[k, k]` and w `[k]`; the step input `W^h h_t` is `[B, k]`."""
         init = "glorot_uniform"
         self.recurrent_attention_kernel = self.add_weight(  # W^r
             name="W_r", shape=(self.units, self.units), initializer=init)
         self.transition_kernel = self.add_weight(  # W^t
             name="W_t", shape=(self.units, self.units), initializer=init)
-        self.score = AttentionScore(name="w")  # w
         self.score.build((None, None, self.units))
         self.built = True
 
@@ -92,6 +97,7 @@ class WordByWordAttentionCell(_MemoryCell):
         return config
 
 
+@serializable
 class MatchLSTMCell(_MemoryCell):
     """Wang & Jiang (2016) match-LSTM (mLSTM), Eq. 2-3 and 6-8, as one recurrent step.
 
@@ -126,14 +132,15 @@ class MatchLSTMCell(_MemoryCell):
         super().__init__(**kwargs)
         self.units = units
         self.state_size = [units, units]
+        self.score = AttentionScore(name="w_e")  # w^e
 
-    def build(self, input_shape):
+    def build(self, input_shape=None):
+        """W^m `[d, d]`, V^{m*} `[d, 4d]` and w^e `[d]`; the step input is `[B, 5d]`."""
         init = "glorot_uniform"
         self.attention_recurrent_kernel = self.add_weight(  # W^m
             name="W_m", shape=(self.units, self.units), initializer=init)
         self.recurrent_kernel = self.add_weight(  # V^{mi}, V^{mf}, V^{mo}, V^{mc}
             name="V_m", shape=(self.units, 4 * self.units), initializer="orthogonal")
-        self.score = AttentionScore(name="w_e")  # w^e
         self.score.build((None, None, self.units))
         self.built = True
 

@@ -4,8 +4,10 @@ import keras
 from keras import ops
 
 from zoo.layers.masking import recurrent_mask
+from zoo.registry import serializable
 
 
+@serializable
 class ConditionalEncoder(keras.layers.Layer):
     """Reads the premise with one LSTM, then a delimiter and the hypothesis with a second LSTM whose
     memory state starts from the premise LSTM's last cell state c_L (§2.2.1, Figure 1 A).
@@ -31,12 +33,17 @@ class ConditionalEncoder(keras.layers.Layer):
         super().__init__(**kwargs)
         self.units = units
         self.shared = shared
-
-    def build(self, premise_shape, *args):
         self.premise_lstm = keras.layers.LSTM(
-            self.units, return_sequences=True, return_state=True, name="premise_lstm")
-        self.hypothesis_lstm = self.premise_lstm if self.shared else keras.layers.LSTM(
-            self.units, return_sequences=True, return_state=True, name="hypothesis_lstm")
+            units, return_sequences=True, return_state=True, name="premise_lstm")
+        self.hypothesis_lstm = self.premise_lstm if shared else keras.layers.LSTM(
+            units, return_sequences=True, return_state=True, name="hypothesis_lstm")
+
+    def build(self, premise_shape=None):
+        """Both LSTMs read k-wide vectors (the premise; the delimiter and the hypothesis): `[B, L, k]`."""
+        sequences = (None, None, self.units) if premise_shape is None else tuple(premise_shape)
+        self.premise_lstm.build(sequences)
+        if not self.hypothesis_lstm.built:
+            self.hypothesis_lstm.build(sequences)
         self.built = True
 
     def call(self, premise, hypothesis, delimiter, premise_mask, hypothesis_mask, training=False):

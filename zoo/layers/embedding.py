@@ -3,10 +3,12 @@
 import numpy as np
 import keras
 from keras import ops
+from zoo.registry import serializable
 
 TUNABLE_MODES = ("all", "none", "oov")
 
 
+@serializable
 class WordEmbedding(keras.layers.Layer):
     """Looks up word vectors, training all, none or only some rows.
 

@@ -32,6 +32,7 @@ from keras import ops
 
 from zoo.constants import LEFT, LEVEL, RIGHT
 from zoo.layers.cells import BoundCell
+from zoo.registry import serializable
 
 
 def interleave(leaves, internal):
@@ -100,6 +101,7 @@ def root_state(nodes, tree):
     return ops.take_along_axis(nodes, ops.reshape(ops.cast(root, "int32"), (-1, 1, 1)), axis=1)[:, 0, :]
 
 
+@serializable
 class _TreeLevelCell(BoundCell):
     """One level of `BinaryTreeLSTM` as an `RNN` step: the children's terms U h and Eq. 4-10.
 
@@ -178,6 +180,7 @@ class _TreeLevelCell(BoundCell):
         return config
 
 
+@serializable
 class BinaryTreeLSTM(keras.layers.Layer):
     """The binary tree-LSTM memory block of Chen et al. (2017), Eq. 3-10, over whole batches of trees.
 
@@ -221,15 +224,22 @@ class BinaryTreeLSTM(keras.layers.Layer):
         self.hidden_size = int(hidden_size)
         self.max_depth = int(max_depth)
         self.padded = bool(padded)
+        self.levels = keras.layers.RNN(_TreeLevelCell(self.hidden_size, padded=self.padded, name="levels_cell"),
+                                       return_state=True, name="levels")
 
     def build(self, nodes_shape, tree_shape=None):
+        """W `[d, 4H]` and b `[4H]` from the node vectors `[B, N, d]`; U `[2H, 5H]` in the level loop,
+        whose step input is the level k `[B, 1]`."""
         hidden = self.hidden_size
         self.kernel = self.add_weight(name="W", shape=(nodes_shape[-1], 4 * hidden), initializer="glorot_uniform")
         self.bias = self.add_weight(name="b", shape=(4 * hidden,), initializer="zeros")
-        self.level_cell = _TreeLevelCell(hidden, padded=self.padded, name="levels_cell")
-        self.level_cell.build()
-        self.levels = keras.layers.RNN(self.level_cell, return_state=True, name="levels")
+        self.levels.build((None, None, 1))
         self.built = True
+
+    @property
+    def level_cell(self):
+        """The loop's step (`_TreeLevelCell`), held by the `RNN` only, so that a model summary counts U once."""
+        return self.levels.cell
 
     @property
     def recurrent_kernel(self):
