@@ -6,8 +6,10 @@ from keras import ops
 
 from zoo.layers.embedding import WordEmbedding
 from zoo.layers.masking import padding_mask
+from zoo.registry import serializable
 
 
+@serializable
 class NLIModel(keras.Model):
     """Base class: premise and hypothesis token ids in, three-way logits out.
 
@@ -23,6 +25,9 @@ class NLIModel(keras.Model):
         num_classes: output classes (3 for SNLI).
     """
 
+    # Whether the model looks up its own word vectors (`self.embedding`); an ensemble's members do instead.
+    embeds_words = True
+
     def __init__(self, vocabulary_size, embedding_dim=300, tunable_words="all", num_tunable=0,
                  num_classes=3, **kwargs):
         super().__init__(**kwargs)
@@ -31,8 +36,20 @@ class NLIModel(keras.Model):
         self.tunable_words = tunable_words
         self.num_tunable = num_tunable
         self.num_classes = num_classes
-        self.embedding = WordEmbedding(vocabulary_size, embedding_dim, tunable_words=tunable_words,
-                                       num_tunable=num_tunable, name="word_embedding")
+        if self.embeds_words:
+            self.embedding = WordEmbedding(vocabulary_size, embedding_dim, tunable_words=tunable_words,
+                                           num_tunable=num_tunable, name="word_embedding")
+
+    # Weights --------------------------------------------------------------------------------------
+    def build(self, input_shape=None):
+        """Creates every weight from the constructor's sizes: no weight depends on the batch size or the
+        sentence lengths, so `input_shape` (the shapes of the input dict, as Keras passes them) is not read
+        and `model.build()` is enough. Here: the word vectors; each model builds its own layers after them,
+        in the order its forward pass uses them. `keras.models.load_model` builds a model this way before
+        it reads the weights."""
+        if self.embeds_words:
+            self.embedding.build()
+        self.built = True
 
     # Forward pass ---------------------------------------------------------------------------------
     def forward(self, inputs, training=False):
@@ -65,15 +82,15 @@ class NLIModel(keras.Model):
 
     # Helpers --------------------------------------------------------------------------------------
     def build_with_dummy_batch(self):
-        """Creates every weight by running a tiny batch through the model."""
+        """Builds the model (`build`, on its first call) and runs a tiny batch through it."""
         dummy = {"premise": np.ones((1, 3), "int32"), "hypothesis": np.ones((1, 2), "int32")}
         self(dummy, training=False)
         return self
 
     def set_embeddings(self, matrix, tunable_mask=None):
         """Loads pretrained word vectors `[vocabulary_size, embedding_dim]` (see `WordEmbedding.set_vectors`)."""
-        if not self.embedding.built:
-            self.build_with_dummy_batch()
+        if not self.built:
+            self.build()
         self.embedding.set_vectors(matrix, tunable_mask)
 
     def count_params_without_embeddings(self):

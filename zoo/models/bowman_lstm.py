@@ -48,6 +48,18 @@ class BowmanLSTM(NLIModel):
         self.mlp = [keras.layers.Dense(mlp_size, activation="tanh", name=f"tanh_{i}") for i in range(mlp_layers)]
         self.classifier = keras.layers.Dense(self.num_classes, dtype="float32", name="classifier")
 
+    def build(self, input_shape=None):
+        """Creates every weight from the sizes alone, in the order the forward pass uses them."""
+        super().build(input_shape)                                             # word vectors
+        self.projection.build((None, None, self.embedding_dim))
+        self.encoder.build((None, None, self.hidden_size))
+        width = 2 * self.hidden_size                                           # [premise; hypothesis]
+        for layer in self.mlp:
+            layer.build((None, width))
+            width = self.mlp_size
+        self.classifier.build((None, width))
+        self.built = True
+
     def encode(self, sentence, mask, training=False):
         """The LSTM output at the last real word `[B, k]` (zeros for an empty sentence)."""
         x = self.input_dropout(self.projection(sentence), training=training)  # [B, L, k]

@@ -5,6 +5,7 @@ from keras import ops
 
 from zoo.layers.alignment import dot_scores, enhance, mean_max_pool, soft_align
 from zoo.layers.masking import recurrent_mask
+from zoo.layers.recurrent import bidirectional_lstm
 from zoo.models.base import NLIModel
 from zoo.registry import register_model
 
@@ -64,13 +65,11 @@ class ESIM(NLIModel):
         self.hidden_size = hidden_size
         self.mlp_layers = mlp_layers
         self.dropout = dropout
-        bilstm = lambda name: keras.layers.Bidirectional(  # noqa: E731
-            keras.layers.LSTM(hidden_size, return_sequences=True), name=name)
         self.input_dropout = keras.layers.Dropout(dropout)
-        self.input_encoder = bilstm("input_encoding")
+        self.input_encoder = bidirectional_lstm(hidden_size, "input_encoding")
         self.projection = keras.layers.Dense(hidden_size, activation="relu", name="F")
         self.projection_dropout = keras.layers.Dropout(dropout)
-        self.composition = bilstm("composition")
+        self.composition = bidirectional_lstm(hidden_size, "composition")
         self.pooled_dropout = keras.layers.Dropout(dropout)
         self.mlp = [keras.layers.Dense(hidden_size, activation="tanh", name=f"tanh_{i}")
                     for i in range(mlp_layers)]
@@ -82,9 +81,32 @@ class ESIM(NLIModel):
         """e `[B, La, Lb]` (Eq. 11)."""
         return dot_scores(a_bar, b_bar)
 
+    def build_scores(self, width):
+        """Creates the weights of `scores` for encodings ā, b̄ of `width` (2h); the dot product has none."""
+
     def enhanced(self, bar, tilde, weights, mask, other_mask):
         """m `[B, L, 8h]` for one side (Eq. 14-15) and extra `explain()` outputs (a dict)."""
         return enhance(bar, tilde), {}
+
+    def enhanced_size(self, width):
+        """The size of m (what `enhanced` returns) for encodings of `width` (2h): [x̄; x̃; x̄ − x̃; x̄ ⊙ x̃] (Eq. 14-15)."""
+        return 4 * width
+
+    # Weights --------------------------------------------------------------------------------------
+    def build(self, input_shape=None):
+        """Creates every weight from the sizes alone, in the order the forward pass uses them."""
+        super().build(input_shape)                                                  # word vectors
+        h = self.hidden_size
+        self.input_encoder.build((None, None, self.embedding_dim))                  # (1)-(2): ā, b̄ [B, L, 2h]
+        self.build_scores(2 * h)                                                     # (11)
+        self.projection.build((None, None, self.enhanced_size(2 * h)))              # F(m)
+        self.composition.build((None, None, h))                                      # v_a, v_b [B, L, 2h]
+        width = 8 * h                                                                # (20) v
+        for layer in self.mlp:
+            layer.build((None, width))
+            width = h
+        self.classifier.build((None, width))
+        self.built = True
 
     # Forward pass ---------------------------------------------------------------------------------
     def compose(self, m, mask, training=False):

@@ -11,6 +11,25 @@ _TINY = 1e-12
 _MEMBER_ARGS = ("vocabulary_size", "embedding_dim", "tunable_words", "num_tunable", "num_classes")
 
 
+class MemberEmbeddings:
+    """`HIM.embedding`: the word-vector layers of both members seen as one (the ensemble has none of its own).
+
+    Code that treats the word vectors apart from the other weights (the ℓ2 penalty, copying weights between
+    models) reads `weights`; there is no single lookup to call, since each member embeds with its own vectors
+    (`him.esim.embedding`, `him.tree.embedding`)."""
+
+    def __init__(self, model):
+        self._model = model
+
+    @property
+    def layers(self):
+        return [self._model.esim.embedding, self._model.tree.embedding]
+
+    @property
+    def weights(self):
+        return [w for layer in self.layers for w in layer.weights]
+
+
 @register_model("him",
                 model={"hidden_size": 300, "dropout": 0.5, "trees": "syntactic", "max_depth": SYNTACTIC_MAX_DEPTH,
                        "complete_trees": "padded"},
@@ -66,6 +85,7 @@ class HIM(NLIModel):
     """
 
     member_names = ("esim", "tree")  # explain() returns f"{name}_probabilities" for each
+    embeds_words = False  # each member looks up its own word vectors
 
     def __init__(self, hidden_size=300, dropout=0.5, trees="syntactic", max_depth=SYNTACTIC_MAX_DEPTH,
                  complete_trees="padded", **kwargs):
@@ -76,7 +96,6 @@ class HIM(NLIModel):
         self.trees = trees
         self.max_depth = max_depth
         self.complete_trees = complete_trees
-        # The members embed their own words: this model's own `embedding` is never called (never built).
         self.esim = ESIM(hidden_size=hidden_size, dropout=dropout, name="esim", **members)
         self.tree = SyntacticTreeLSTM(hidden_size=hidden_size, dropout=dropout, trees=trees, max_depth=max_depth,
                                       complete_trees=complete_trees, name="tree", **members)
@@ -105,8 +124,17 @@ class HIM(NLIModel):
                 "esim_probabilities": esim_p, "tree_probabilities": tree_p,
                 "esim_logits": esim["logits"], "tree_logits": tree["logits"]}
 
+    @property
+    def embedding(self):
+        """Both members' word vectors (`MemberEmbeddings`)."""
+        return MemberEmbeddings(self)
+
     def build(self, input_shape=None):
-        # The members build on their first call; the unused own `embedding` stays empty.
+        """Creates both members' weights (ESIM's, then the tree model's, as the forward pass uses them); a
+        member built already (`set_embeddings` builds them) is kept."""
+        for member in (self.esim, self.tree):
+            if not member.built:
+                member.build(input_shape)
         self.built = True
 
     def call(self, inputs, training=False):
@@ -128,6 +156,8 @@ class HIM(NLIModel):
 
     def set_embeddings(self, matrix, tunable_mask=None):
         """Loads the same pretrained vectors into both members."""
+        if not self.built:
+            self.build()
         self.esim.set_embeddings(matrix, tunable_mask)
         self.tree.set_embeddings(matrix, tunable_mask)
 

@@ -75,6 +75,10 @@ class LuoUnmatched(ESIM):
             return super().scores(a_bar, b_bar)
         return self.bilinear_score(a_bar, b_bar)                                     # (11)
 
+    def build_scores(self, width):
+        if self.bilinear_score is not None:
+            self.bilinear_score.build((None, None, width), (None, None, width))     # W_a [2h, 2h] (11)
+
     def enhanced(self, bar, tilde, weights, mask, other_mask):
         m, _ = super().enhanced(bar, tilde, weights, mask, other_mask)              # [B, L, 8h]
         u = unmatchedness(weights, mask, other_mask)                                  # (12)-(14) [B, L] f32
@@ -85,6 +89,14 @@ class LuoUnmatched(ESIM):
             weighted = u3 * bar
             m = ops.concatenate([m, weighted, weighted - tilde, weighted * tilde], axis=-1)  # (15) [B, L, 14h]
         return m, {"unmatchedness": u}
+
+    def enhanced_size(self, width):
+        size = super().enhanced_size(width)                                          # 8h
+        if self.unmatched == "append":
+            return size + 1                                                          # [m; u]
+        if self.unmatched == "heuristics":
+            return size + 3 * width                                                  # (15) [m; m']
+        return size
 
     def get_config(self):
         config = super().get_config()

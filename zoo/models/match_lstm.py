@@ -5,6 +5,7 @@ from keras import ops
 
 from zoo.layers.cells import MatchLSTMCell
 from zoo.layers.masking import recurrent_mask
+from zoo.layers.recurrent import bidirectional_lstm
 from zoo.models.base import NLIModel
 from zoo.registry import register_model
 
@@ -98,19 +99,41 @@ class MatchLSTM(NLIModel):
         # W^{m*} m_k = W^{m*}_a a_k + W^{m*}_t h^t_k (+ b^{m*}): both halves applied outside the loop.
         self.attended_gate_projection = keras.layers.Dense(4 * d, use_bias=False, name="W_m_a")
         self.hypothesis_gate_projection = keras.layers.Dense(4 * d, name="W_m_t")
-        self.match_cell = MatchLSTMCell(d, name="match_lstm_cell")
         self.match_rnn = keras.layers.RNN(
-            self.match_cell, return_sequences=True, return_state=True,
+            MatchLSTMCell(d, name="match_lstm_cell"), return_sequences=True, return_state=True,
             zero_output_for_mask=True,  # the step output ([i; f; o; α]) is not the state
             name="match_lstm")
         self.output_dropout = keras.layers.Dropout(dropout)
         self.classifier = keras.layers.Dense(self.num_classes, dtype="float32", name="classifier")
 
+    @property
+    def match_cell(self):
+        """The mLSTM step (`MatchLSTMCell`), held by its `RNN` only (a summary counts it once)."""
+        return self.match_rnn.cell
+
     def _sentence_encoder(self, name):
         if self.encoder == "none":
             return None
-        lstm = keras.layers.LSTM(self.hidden_size, return_sequences=True, name=name)
-        return keras.layers.Bidirectional(lstm, name=f"bi_{name}") if self.encoder == "bilstm" else lstm
+        if self.encoder == "bilstm":
+            return bidirectional_lstm(self.hidden_size, f"bi_{name}")
+        return keras.layers.LSTM(self.hidden_size, return_sequences=True, name=name)
+
+    def build(self, input_shape=None):
+        """Creates every weight from the sizes alone, in the order the forward pass uses them."""
+        super().build(input_shape)                                                   # word vectors
+        d = self.hidden_size
+        words = (None, None, self.embedding_dim)
+        for encoder in (self.premise_encoder, self.hypothesis_encoder):
+            if encoder is not None and not encoder.built:
+                encoder.build(words)
+        width = {"lstm": d, "bilstm": 2 * d, "none": self.embedding_dim}[self.encoder]  # h^s, h^t
+        self.premise_projection.build((None, None, width))                          # W^s
+        self.attended_gate_projection.build((None, None, width))                    # W^{m*}_a
+        self.hypothesis_projection.build((None, None, width))                       # W^t
+        self.hypothesis_gate_projection.build((None, None, width))                  # W^{m*}_t, b^{m*}
+        self.match_rnn.build((None, None, 5 * d))                                    # steps [W^t h^t; ...]
+        self.classifier.build((None, d))                                             # h^m_N
+        self.built = True
 
     def encode(self, words, mask, encoder, training=False):
         """h `[B, L, d]` (`[B, L, 2d]` with a bi-LSTM; the word vectors with `encoder="none"`)."""

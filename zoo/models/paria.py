@@ -4,9 +4,10 @@ import keras
 from keras import ops
 
 from zoo.layers.masking import masked_softmax, recurrent_mask
+from zoo.layers.recurrent import bidirectional_lstm
 from zoo.layers.tree_lstm import BinaryTreeLSTM, complete_tree, interleave, node_mask, num_levels
 from zoo.models.base import NLIModel
-from zoo.registry import register_model
+from zoo.registry import register_model, serializable
 
 ENCODERS = ("bilstm", "btree")
 ATTENTIONS = ("softmax", "normalized")
@@ -19,6 +20,7 @@ PARIA_DATA = {"embeddings": "word2vec-google-news-300", "oov": "paria", "lowerca
 _EPSILON = 1e-6
 
 
+@serializable
 class GatedOperators(keras.layers.Layer):
     """Paria et al. Eq. 4: k operators, each a two-layer sigmoid network, mixed by a softmax gate.
 
@@ -157,8 +159,7 @@ class Paria(NLIModel):
         self.element_size = 2 * hidden_size if encoder == "bilstm" else hidden_size
         self.word_layer = keras.layers.Dense(self.element_size, activation="sigmoid", name="word_layer")
         if encoder == "bilstm":
-            self.sentence_encoder = keras.layers.Bidirectional(
-                keras.layers.LSTM(hidden_size, return_sequences=True), name="bilstm")  # 2 x 300, Table I
+            self.sentence_encoder = bidirectional_lstm(hidden_size, "bilstm")          # 2 x 300, Table I
         else:
             self.sentence_encoder = BinaryTreeLSTM(hidden_size, max_depth=max_depth, name="btree_lstm")
         self.operators = GatedOperators(num_operators, operator_size, name="operators")
@@ -166,6 +167,18 @@ class Paria(NLIModel):
         self.batch_norm = keras.layers.BatchNormalization(
             momentum=0.9, gamma_initializer=keras.initializers.Constant(0.001), name="batch_norm")
         self.classifier = keras.layers.Dense(self.num_classes, dtype="float32", name="classifier")
+
+    def build(self, input_shape=None):
+        """Creates every weight from the sizes alone, in the order the forward pass uses them."""
+        super().build(input_shape)                                                   # word vectors
+        d = self.element_size
+        self.word_layer.build((None, None, self.embedding_dim))                     # σ(W^T w + b)
+        self.sentence_encoder.build((None, None, d))                                 # (2) S_e [B, M, D]
+        self.operators.build((None, None, 2 * d))                                    # (4) over [t_p; H_e^p]
+        self.aggregator.build((None, None, self.operator_size))                     # (5) A
+        self.batch_norm.build((None, self.operator_size))
+        self.classifier.build((None, self.operator_size))
+        self.built = True
 
     def encode(self, words, mask, training=False):
         """S_e `[B, M, D]` and its mask `[B, M]` (Eq. 2); D = `element_size`."""

@@ -56,6 +56,22 @@ class RocktaschelAttention(RocktaschelConditional):
         """The layers that read the premise (Eq. 8: the score vector w); subclasses attend otherwise."""
         self.score = AttentionScore(name="w")
 
+    def build_attention_layers(self, hidden_size):
+        """Creates the weights of `make_attention_layers`' layers."""
+        self.score.build((None, None, hidden_size))                                  # w (8)
+
+    def build(self, input_shape=None):
+        """Creates every weight from the sizes alone, in the order the forward pass uses them."""
+        self.build_reader(input_shape)
+        k = self.hidden_size
+        self.memory_projection.build((None, None, k))                                # W^y
+        self.query_projection.build((None, k))                                       # W^h
+        self.build_attention_layers(k)
+        self.attended_projection.build((None, k))                                    # W^p
+        self.last_projection.build((None, k))                                        # W^x
+        self.classifier.build((None, 2 * k if self.two_way else k))                  # h* (two-way: [h*; h*'])
+        self.built = True
+
     def attend(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
         """One direction: h* `[B, k]` and the attention map `[B, 1, L]` over `premise` from `hypothesis`."""
         encoded = self.read(premise, hypothesis, premise_mask, hypothesis_mask, training)

@@ -91,6 +91,18 @@ class RocktaschelConditional(NLIModel):
         self.classifier = keras.layers.Dense(self.num_classes, activation=classifier_activation,
                                              dtype="float32", name="classifier")  # §2.2.1
 
+    def build(self, input_shape=None):
+        """Creates every weight from the sizes alone, in the order the forward pass uses them."""
+        self.build_reader(input_shape)
+        self.classifier.build((None, self.hidden_size))                              # h_N [B, k]
+        self.built = True
+
+    def build_reader(self, input_shape=None):
+        """The word vectors, their projection to k and the two LSTMs (what `read` uses)."""
+        super().build(input_shape)                                                   # word vectors
+        self.projection.build((None, None, self.embedding_dim))
+        self.encoder.build((None, None, self.hidden_size))
+
     def read(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
         """Projects both sentences to k and runs the conditional encoder (see `ConditionalEncoder`)."""
         batch = ops.shape(premise)[0]

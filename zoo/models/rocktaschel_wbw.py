@@ -48,11 +48,19 @@ class RocktaschelWordByWord(RocktaschelAttention):
     """
 
     def make_attention_layers(self, hidden_size):
-        self.attention_cell = WordByWordAttentionCell(hidden_size, name="wbw_attention_cell")  # W^r, W^t, w
         self.attention_rnn = keras.layers.RNN(
-            self.attention_cell, return_sequences=True, return_state=True,
+            WordByWordAttentionCell(hidden_size, name="wbw_attention_cell"),  # W^r, W^t, w
+            return_sequences=True, return_state=True,
             zero_output_for_mask=True,  # the step output (α_t) is not the state; padding rows stay 0
             name="wbw_attention")
+
+    def build_attention_layers(self, hidden_size):
+        self.attention_rnn.build((None, None, hidden_size))                          # steps W^h h_t [B, N, k]
+
+    @property
+    def attention_cell(self):
+        """The recurrence over r (`WordByWordAttentionCell`), held by its `RNN` only (a summary counts it once)."""
+        return self.attention_rnn.cell
 
     def attend(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
         """One direction: h* `[B, k]` and the attention map `[B, N, L]`."""

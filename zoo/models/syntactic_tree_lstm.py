@@ -8,7 +8,7 @@ from zoo.layers.masking import padding_mask
 from zoo.layers.tree_lstm import BinaryTreeLSTM, complete_tree, interleave, node_mask, num_levels, root_state
 from zoo.models.base import NLIModel
 from zoo.models.esim import ESIM_DATA, ESIM_TRAIN
-from zoo.registry import register_model
+from zoo.registry import register_model, serializable
 
 TREES = ("syntactic", "complete")
 # How `trees="complete"` reads a node left without a partner at some pairing round (`BinaryTreeLSTM`):
@@ -20,6 +20,7 @@ COMPLETE_TREES = ("padded", "carried")
 SYNTACTIC_MAX_DEPTH = 48
 
 
+@serializable
 class InternalNodeInput(keras.layers.Layer):
     """x'_t: the one learned vector that every non-leaf node reads in the input encoding (Chen et al. §3.1,
     "like an unknown word"). Call: `words [B, L, E] -> nodes [B, 2L - 1, E]` (in-order node layout)."""
@@ -136,6 +137,18 @@ class SyntacticTreeLSTM(NLIModel):
         self.mlp = keras.layers.Dense(hidden_size, activation="tanh", name="tanh_0")
         self.mlp_dropout = keras.layers.Dropout(dropout)
         self.classifier = keras.layers.Dense(self.num_classes, dtype="float32", name="classifier")
+
+    def build(self, input_shape=None):
+        """Creates every weight from the sizes alone, in the order the forward pass uses them."""
+        super().build(input_shape)                                                   # word vectors
+        h = self.hidden_size
+        self.internal_input.build()                                                  # x'
+        self.input_encoder.build((None, None, self.embedding_dim))                  # (3)-(10) over x_t / x'
+        self.projection.build((None, None, 4 * h))                                   # F(m), m [B, N, 4H]
+        self.composition.build((None, None, h))                                      # (16)-(17)
+        self.mlp.build((None, 6 * h))                                                # (20) v [B, 6H]
+        self.classifier.build((None, h))
+        self.built = True
 
     def tree_of(self, inputs, key, mask):
         """`(tree [B, 2L - 1, 3], levels)`: the given parse tree or the in-model complete tree of one sentence."""

@@ -51,15 +51,35 @@ class WangJiangWordByWord(NLIModel):
         dense = lambda name: keras.layers.Dense(hidden_size, use_bias=False, name=name)  # noqa: E731
         self.memory_projection = dense("W_s")
         self.query_projection = dense("W_t")
-        self.attention_cell = WordByWordAttentionCell(hidden_size, name="wbw_attention_cell")
         self.attention_rnn = keras.layers.RNN(
-            self.attention_cell, return_sequences=True, return_state=True,
+            WordByWordAttentionCell(hidden_size, name="wbw_attention_cell"), return_sequences=True,
+            return_state=True,
             zero_output_for_mask=True,  # the step output (α_k) is not the state; padding rows stay 0
             name="wbw_attention")
         self.attended_projection = dense("W_p")
         self.last_projection = dense("W_x")
         self.output_dropout = keras.layers.Dropout(dropout)
         self.classifier = keras.layers.Dense(self.num_classes, dtype="float32", name="classifier")
+
+    @property
+    def attention_cell(self):
+        """The recurrence over h^a (`WordByWordAttentionCell`), held by its `RNN` only (a summary counts it once)."""
+        return self.attention_rnn.cell
+
+    def build(self, input_shape=None):
+        """Creates every weight from the sizes alone, in the order the forward pass uses them."""
+        super().build(input_shape)                                                   # word vectors
+        d = self.hidden_size
+        self.premise_lstm.build((None, None, self.embedding_dim))
+        if not self.hypothesis_lstm.built:
+            self.hypothesis_lstm.build((None, None, self.embedding_dim))
+        self.memory_projection.build((None, None, d))                                # W^s
+        self.query_projection.build((None, None, d))                                 # W^t
+        self.attention_rnn.build((None, None, d))                                    # W^a, V^a, w^e
+        self.attended_projection.build((None, d))                                    # W^p
+        self.last_projection.build((None, d))                                        # W^x
+        self.classifier.build((None, d))                                             # h*
+        self.built = True
 
     def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
         h_s = self.premise_lstm(self.input_dropout(premise, training=training), mask=recurrent_mask(premise_mask),
