@@ -23,8 +23,35 @@ def make_model(name, seed=0, **extra):
     import keras
 
     keras.utils.set_random_seed(seed)
-    return zoo.create_model(name, vocabulary_size=VOCAB, embedding_dim=EMBEDDING_DIM, tunable_words="all",
-                            **{**small_overrides(name), **extra})
+    return zoo.create_model(name, vocabulary_size=VOCAB, embedding_dim=EMBEDDING_DIM,
+                            **{"tunable_words": "all", **small_overrides(name), **extra})
+
+
+def make_unbuilt_model(name, seed=0, **extra):
+    """`make_model`'s model before any weight exists (`create_model(build=False)`)."""
+    import keras
+
+    keras.utils.set_random_seed(seed)
+    return zoo.create_model(name, vocabulary_size=VOCAB, embedding_dim=EMBEDDING_DIM, build=False,
+                            **{"tunable_words": "all", **small_overrides(name), **extra})
+
+
+def model_inputs(model, batch, seed=0):
+    """`batch`, plus random parse trees over its real tokens when `model` reads them (`reads_parse_trees`)."""
+    if not model.reads_parse_trees:
+        return batch
+    from tests.test_tree_models import parsed_batch  # here: that module imports this one
+
+    return parsed_batch(batch, seed=seed)
+
+
+# What Keras warns when a layer is called or loaded without a build() that creates all of its state.
+UNBUILT_STATE_WARNINGS = ("unbuilt state", "does not have a `build()` method", "cannot be built automatically")
+
+
+def unbuilt_state_warnings(caught):
+    """The messages among `caught` (`warnings.catch_warnings(record=True)`) that say a layer was not built."""
+    return [str(w.message) for w in caught if any(text in str(w.message) for text in UNBUILT_STATE_WARNINGS)]
 
 
 def random_pairs(batch=6, max_premise=7, max_hypothesis=5, seed=0):
