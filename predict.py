@@ -1,9 +1,10 @@
-"""Predicts SNLI labels with a trained run or an exported SavedModel.
+"""Predicts SNLI labels with a trained run, an exported SavedModel or a TFLite export.
 
 Example:
 ```
 python predict.py --run-dir runs/rocktaschel_wbw --premise "A man plays a guitar." --hypothesis "A man sleeps."
 python predict.py --saved-model models/rocktaschel_wbw --input pairs.jsonl --output predictions.jsonl
+python predict.py --tflite models/rocktaschel_wbw_tflite --premise "A man plays." --hypothesis "A man sleeps."
 python predict.py --run-dir runs/rocktaschel_wbw --premise "..." --hypothesis "..." --show-attention \
     --attention-png wbw.png
 ```
@@ -32,6 +33,7 @@ def build_parser():
     model = parser.add_mutually_exclusive_group(required=True)
     model.add_argument("--run-dir", help="a run directory written by train.py")
     model.add_argument("--saved-model", help="an exported SavedModel: MODELS/NAME (latest version) or MODELS/NAME/N")
+    model.add_argument("--tflite", help="a TFLite export of export.py: its folder or its model.tflite")
     parser.add_argument("--premise", help="the premise of one pair")
     parser.add_argument("--hypothesis", help="the hypothesis of one pair")
     parser.add_argument("--premise-parse", default="",
@@ -40,6 +42,8 @@ def build_parser():
     parser.add_argument("--input", help="a JSON-lines file of {\"premise\": ..., \"hypothesis\": ...}")
     parser.add_argument("--output", help="with --input: write the predictions here (default stdout)")
     parser.add_argument("--batch-size", type=int, default=256, help="pairs per model call (default 256)")
+    parser.add_argument("--num-threads", type=int, default=None,
+                        help="--tflite: the interpreter's threads (default: LiteRT's)")
     parser.add_argument("--show-attention", action="store_true",
                         help="print the alignment of the pair as a text heatmap")
     parser.add_argument("--attention-png", metavar="PATH", help="save the alignment of the pair as a PNG")
@@ -107,13 +111,17 @@ def check_arguments(args):
         raise PredictError("--output goes with --input")
     if args.batch_size < 1:
         raise PredictError("--batch-size must be positive")
+    if args.num_threads is not None and (not args.tflite or args.num_threads < 1):
+        raise PredictError("--num-threads goes with --tflite and must be positive")
 
 
 def open_model(args):
-    """The predictor of `--run-dir` or `--saved-model`."""
-    from zoo.export.predictor import open_predictor
+    """The predictor of `--run-dir`, `--saved-model` or `--tflite`."""
+    from zoo.export.predictor import TFLitePredictor, open_predictor
 
     try:
+        if args.tflite:
+            return TFLitePredictor(args.tflite, num_threads=args.num_threads)
         return open_predictor(run_dir=args.run_dir, saved_model=args.saved_model)
     except (FileNotFoundError, ValueError) as error:
         raise PredictError(str(error)) from None

@@ -1,12 +1,13 @@
-"""Predictions and alignments from a run directory or an exported SavedModel (used by `predict.py`).
+"""Predictions and alignments from a run directory, an exported SavedModel or a TFLite export (used by
+`predict.py` and `evaluate.py`).
 
-Both backends answer in the format of `zoo.load(run_dir).predict`: a list of
-`{"label": name, "probabilities": {name: float}}`, and explain one pair as an `Explanation`
-(tokens the model saw, label, probabilities, attention maps).
+The backends (`RunPredictor`, `SavedModelPredictor`, `TFLitePredictor`) answer in the format of
+`zoo.load(run_dir).predict`: a list of `{"label": name, "probabilities": {name: float}}`, and explain
+one pair as an `Explanation` (tokens the model saw, label, probabilities, attention maps).
 
 Example:
 ```python
-predictor = open_predictor(saved_model="models/rocktaschel_wbw")   # or run_dir="runs/rocktaschel_wbw"
+predictor = open_predictor(saved_model="models/rocktaschel_wbw")   # or run_dir=..., tflite=...
 predictor.predict([("A man plays a guitar.", "A person makes music.")])
 print(text_heatmap(*alignment_grid(predictor.explain("A man plays.", "A man sleeps."))))
 ```
@@ -189,11 +190,58 @@ class SavedModelPredictor:
                            dict(zip(self.labels, map(float, outputs["probabilities"]))), maps, null_column, labels)
 
 
-def open_predictor(run_dir=None, saved_model=None):
-    """A `RunPredictor` or `SavedModelPredictor` (exactly one of the arguments)."""
-    if (run_dir is None) == (saved_model is None):
-        raise ValueError("give exactly one of run_dir and saved_model")
-    return RunPredictor(run_dir) if run_dir is not None else SavedModelPredictor(saved_model)
+class TFLitePredictor:
+    """Predictions with a TFLite export (`export.py --format tflite`), run by the LiteRT interpreter.
+
+    The pairs are tokenized with the run's tokenizer in Python and cut into batches of the model's fixed
+    batch size (`zoo.export.tflite.TFLiteNLI`).
+
+    Args:
+        path: the export folder or its `model.tflite`.
+        num_threads: interpreter threads (None: LiteRT's default).
+
+    Raises:
+        FileNotFoundError: no TFLite export there.
+    """
+
+    def __init__(self, path, num_threads=None):
+        from zoo.export.tflite import METADATA_FILE, MODEL_FILE, TFLiteNLI
+
+        directory = os.path.dirname(path) if path.endswith(".tflite") else path
+        for name in (MODEL_FILE, METADATA_FILE):
+            if not os.path.exists(os.path.join(directory, name)):
+                raise FileNotFoundError(f"{path!r} is not a TFLite export of export.py (no {name})")
+        self.path = directory
+        self.nli = TFLiteNLI(directory, num_threads=num_threads)
+        self.labels = self.nli.labels
+
+    def predict(self, pairs, batch_size=256):
+        """Like `zoo.load(run_dir).predict(pairs)` (`batch_size`: pairs tokenized at a time; the model runs
+        its own fixed batch size)."""
+        pairs, results = list(pairs), []
+        for start in range(0, len(pairs), batch_size):
+            results += self.nli.predict(pairs[start:start + batch_size])
+        return results
+
+    def explain(self, premise, hypothesis, premise_binary_parse="", hypothesis_binary_parse=""):
+        """The `Explanation` of one pair (the maps the TFLite model returns; none from an export without them)."""
+        pair = (premise, hypothesis, premise_binary_parse, hypothesis_binary_parse)
+        outputs, (premise_tokens, hypothesis_tokens) = self.nli.explain_outputs(pair)
+        outputs["padded_premise_length"] = self.nli.lengths["premise"]
+        maps, null_column, labels = _crop_maps(outputs, premise_tokens, hypothesis_tokens)
+        probabilities = outputs["probabilities"]
+        return Explanation(premise_tokens, hypothesis_tokens, self.labels[int(np.argmax(probabilities))],
+                           dict(zip(self.labels, map(float, probabilities))), maps, null_column, labels)
+
+
+def open_predictor(run_dir=None, saved_model=None, tflite=None):
+    """A `RunPredictor`, `SavedModelPredictor` or `TFLitePredictor` (exactly one of the arguments)."""
+    given = [value is not None for value in (run_dir, saved_model, tflite)]
+    if sum(given) != 1:
+        raise ValueError("give exactly one of run_dir, saved_model and tflite")
+    if run_dir is not None:
+        return RunPredictor(run_dir)
+    return SavedModelPredictor(saved_model) if saved_model is not None else TFLitePredictor(tflite)
 
 
 # Alignment display --------------------------------------------------------------------------------
