@@ -399,3 +399,204 @@ def test_models_config_serves_exported_models():
     for entry in entries:
         assert entry.name in MODELS and entry.base_path == f"/models/{entry.name}"  # export.py's default layout
         assert entry.model_platform == "tensorflow"
+
+
+# TF Serving's deployment files ----------------------------------------------------------------------
+def run_warmup(loaded, logs):
+    """Runs warm-up `PredictionLog`s through a loaded SavedModel; returns the outputs per record."""
+    results = []
+    for log in logs:
+        request = log.predict_log.request
+        signature = loaded.signatures[request.model_spec.signature_name]
+        inputs = {name: tf.constant(tf.make_ndarray(proto)) for name, proto in request.inputs.items()}
+        assert set(inputs) == set(signature.structured_input_signature[1])
+        results.append({k: v.numpy() for k, v in signature(**inputs).items()})
+    return results
+
+
+@pytest.mark.parametrize("name, max_batch", [(DOC_MODEL, None), (SYNTACTIC_MODEL, 2)])
+def test_warmup_requests_cover_every_shape_class_and_run(exported, name, max_batch):
+    """Every warm-up record runs (the syntactic model, which parses in graph, up to 2 pairs a record)."""
+    from zoo.data.batching import LengthGrid
+    from zoo.export import serving_files
+
+    entry = entry_for(exported, name, "saved_model")
+    all_logs = serving_files.read_warmup(entry["saved_model"])
+    assert 0 < len(all_logs) <= serving_files.MAX_WARMUP_RECORDS
+    logs = [log for log in all_logs
+            if max_batch is None or len(log.predict_log.request.inputs["premise"].string_val) <= max_batch]
+    run = load_run(exported, name)
+    grid = LengthGrid.for_max_lengths(100, 100)
+    seen = set()
+    for log, outputs in zip(logs, run_warmup(tf.saved_model.load(entry["saved_model"]), logs)):
+        request = log.predict_log.request
+        assert request.model_spec.name == name
+        premises = [s.decode() for s in tf.make_ndarray(request.inputs["premise"])]
+        hypotheses = [s.decode() for s in tf.make_ndarray(request.inputs["hypothesis"])]
+        lengths = {(len(p), len(h)) for p, h in zip(run.tokenizer.tokenize_batch(premises),
+                                                    run.tokenizer.tokenize_batch(hypotheses))}
+        assert len(lengths) == 1  # one shape class per request, at the class's boundary lengths
+        (lp, lh), = lengths
+        assert (lp, lh) in grid.shapes
+        assert outputs["probabilities"].shape == (len(premises), 3) and np.isfinite(outputs["probabilities"]).all()
+        seen.add((request.model_spec.signature_name, len(premises), lp, lh))
+    expected = {("serving_default", b, lp, lh) for b in serving_files.DEFAULT_BATCH_SIZES for lp, lh in grid.shapes
+                if max_batch is None or b <= max_batch}
+    assert expected | {("explain", 1, lp, lh) for lp, lh in grid.shapes} == seen
+    if max_batch is not None:  # the other records ask for every batch size, with blank parses
+        requests = [log.predict_log.request for log in all_logs]
+        assert {len(r.inputs["premise"].string_val) for r in requests} == set(serving_files.DEFAULT_BATCH_SIZES)
+        assert all(set(r.inputs["premise_binary_parse"].string_val) == {b""} for r in requests)
+
+
+def test_batching_parameters_and_models_config_parse(exported, tmp_path):
+    from google.protobuf import text_format
+    from tensorflow_serving.config import model_server_config_pb2
+    from zoo.export import serving_files
+
+    model_dir = Path(entry_for(exported, DOC_MODEL, "saved_model")["saved_model"]).parent
+    batching = text_format.Parse((model_dir / serving_files.BATCHING_FILE).read_text(encoding="utf-8"),
+                                 serving_files.batching_parameters_class()())
+    assert list(batching.allowed_batch_sizes) == list(serving_files.DEFAULT_BATCH_SIZES)
+    assert batching.max_batch_size.value == batching.allowed_batch_sizes[-1]
+    assert batching.batch_timeout_micros.value > 0 and not batching.pad_variable_length_inputs  # [B] strings
+    # every allowed batch size is warmed up
+    sizes = {len(log.predict_log.request.inputs["premise"].string_val)
+             for log in serving_files.read_warmup(str(model_dir / "1"))}
+    assert sizes == set(batching.allowed_batch_sizes)
+
+    def labels(directory):
+        config = text_format.Parse((directory / serving_files.MODELS_CONFIG_FILE).read_text(encoding="utf-8"),
+                                   model_server_config_pb2.ModelServerConfig())
+        (entry,) = config.model_config_list.config
+        assert entry.name == directory.name and entry.base_path == f"/models/{directory.name}"
+        assert entry.model_platform == "tensorflow"
+        return dict(entry.version_labels), list(entry.model_version_policy.specific.versions)
+
+    assert labels(model_dir) == ({"stable": 1, "canary": 1}, [1])  # a first export is both
+    # a second export becomes the canary beside the stable first; export.py can name the stable one
+    run = load_run(exported, DOC_MODEL)
+    other = tmp_path / DOC_MODEL
+    for version in (1, 2):
+        export_saved_model(run, str(other), version, batch_sizes=(1, 2))
+    assert labels(other) == ({"stable": 1, "canary": 2}, [1, 2])
+    export_script.main(["--run-dir", exported[DOC_MODEL]["run_dir"], "--out", str(other), "--stable-version", "2",
+                        "--allowed-batch-sizes", "1,4"])
+    assert labels(other) == ({"stable": 2, "canary": 3}, [2, 3])
+    with pytest.raises(ExportError, match="stable-version 9"):
+        export_saved_model(run, str(other), stable_version=9)
+
+
+def test_docs_show_the_serving_files_and_the_docker_command():
+    text = doc_text()
+    for flag in ("--enable_batching", "--batching_parameters_file=", "--model_config_file=",
+                 "tf_serving_warmup_requests", "labels/stable"):
+        assert flag in text, flag
+
+
+def test_xla_and_sorted_chunks_equal_keras(exported, tmp_path):
+    """`--xla-max-batch 2 --chunk-size 3`: batches of 1 and 2 pairs run an XLA-compiled model on padded shape
+    classes, larger ones length-sorted chunks of 3 pairs; every row answers like the Keras model."""
+    name = DOC_MODEL
+    run = load_run(exported, name)
+    path = export_saved_model(run, str(tmp_path / name), batch_sizes=(1, 2, 4), xla_max_batch=2, chunk_size=3)
+    signature = tf.saved_model.load(path).signatures["serving_default"]
+    reference = exported[name]["reference"]["probabilities"]
+    pairs = [pair[:2] for pair in ALL_PAIRS]
+    for rows in ([0], [1, 2], [4, 5, 6], list(range(len(pairs)))):  # XLA at 1 and 2 pairs, plain at 3, 3 chunks at 7
+        got = signature(premise=tf.constant([pairs[i][0] for i in rows]),
+                        hypothesis=tf.constant([pairs[i][1] for i in rows]))
+        np.testing.assert_allclose(got["probabilities"], reference[rows], atol=TOLERANCE_SAVED_MODEL, rtol=0)
+        assert got["label_id"].numpy().tolist() == reference[rows].argmax(-1).tolist()
+    with pytest.raises(ExportError, match="parse trees"):
+        export_saved_model(load_run(exported, SYNTACTIC_MODEL), str(tmp_path / "tree"), xla_max_batch=4)
+
+
+# TFLite that fits a device: a smaller vocabulary, quantized weights ---------------------------------------
+@pytest.fixture(scope="module")
+def device_exports(tmp_path_factory):
+    """A tiny DOC_MODEL run with 64-d vectors (tables of at least 1,024 values are the ones the converter
+    quantizes) exported with a vocabulary cut to 120 ids, float and dynamic-range, checked on the shipped
+    test split (the tiny run's data)."""
+    from zoo.export.tflite import test_examples_of
+
+    root = tmp_path_factory.mktemp("device")
+    run = zoo.load(make_run(root / "run", DOC_MODEL, embedding_dim=64))
+    examples = test_examples_of(run)
+    paths = {quantize: export_tflite(run, str(root / quantize), batch_size=TFLITE_BATCH, max_vocabulary=120,
+                                     quantize=quantize, test_examples=examples)
+             for quantize in ("none", "dynamic-range")}
+    return {"run": run, "examples": examples, "paths": paths}
+
+
+def test_cut_vocabulary_maps_cut_words_to_unk(device_exports):
+    """The float export with 120 ids answers like the Keras model given [UNK] for every word past id 119."""
+    from zoo.data.vocab import UNK_ID
+    from zoo.export.tflite import read_report
+
+    run = device_exports["run"]
+    nli = TFLiteNLI(device_exports["paths"]["none"])
+    assert len(nli.vocab) == 120 and nli.vocab.words == run.vocab.words[:120]
+    pairs = [pair[:2] for pair in PAIRS]
+    inputs = run.encode(pairs)
+    cut = {key: np.where(value >= 120, UNK_ID, value) for key, value in inputs.items()}
+    assert any((inputs[key] >= 120).any() for key in inputs)  # the pairs use cut words
+    expected = np.asarray(run.model.explain(cut)["probabilities"])
+    np.testing.assert_allclose(nli.predict_probabilities(pairs), expected, atol=TOLERANCE_TFLITE, rtol=0)
+    report = read_report(device_exports["paths"]["none"])
+    examples = device_exports["examples"]
+    changed = sum(1 for key in ("premise", "hypothesis")
+                  for tokens in run.tokenizer.tokenize_batch([e[key] for e in examples])
+                  for t in tokens[:100] if t in run.vocab and run.vocab.id(t) >= 120)
+    assert report["vocabulary"]["test_tokens"]["changed"] == changed > 0
+    assert report["vocabulary"]["kept"] == 120 and report["vocabulary"]["cut"] == len(run.vocab) - 120
+
+
+def test_quantized_export_is_smaller_and_checked_against_the_float_model(device_exports):
+    from zoo.export.tflite import read_report
+
+    float_report = read_report(device_exports["paths"]["none"])
+    report = read_report(device_exports["paths"]["dynamic-range"])
+    assert report["quantize"] == "dynamic-range"
+    assert report["size_bytes"] < float_report["size_bytes"]
+    accuracy = report["accuracy"]
+    assert accuracy["examples"] == len(device_exports["examples"])
+    assert accuracy["difference_points"] == pytest.approx(100 * (accuracy["tflite"] - accuracy["reference"]), abs=1e-3)
+    assert accuracy["within_target"] == (abs(accuracy["difference_points"]) <= 0.5)
+    # the quantized weights move the probabilities a little, not the interface
+    pairs = [pair[:2] for pair in PAIRS]
+    quantized = TFLiteNLI(device_exports["paths"]["dynamic-range"]).predict_probabilities(pairs)
+    floating = TFLiteNLI(device_exports["paths"]["none"]).predict_probabilities(pairs)
+    assert quantized.shape == floating.shape and np.abs(quantized - floating).max() < 0.02
+
+
+def test_tflite_predictor_has_the_predictor_interface(exported, device_exports):
+    from zoo.export.predictor import open_predictor
+
+    entry = entry_for(exported, DOC_MODEL, "tflite")
+    predictor = open_predictor(tflite=entry["tflite"])
+    assert predictor.labels == tuple(zoo.data.LABELS)
+    got = predictor.predict(ALL_PAIRS, batch_size=3)
+    np.testing.assert_allclose([[p["probabilities"][n] for n in predictor.labels] for p in got],
+                               entry["reference"]["probabilities"], atol=TOLERANCE_TFLITE, rtol=0)
+    explanation = predictor.explain(*PAIRS[0][:2])
+    reference = open_predictor(saved_model=entry["saved_model"]).explain(*PAIRS[0][:2])
+    assert explanation.premise_tokens == reference.premise_tokens and explanation.label == reference.label
+    np.testing.assert_allclose(explanation.maps["attention"], reference.maps["attention"], atol=TOLERANCE_TFLITE)
+    with pytest.raises(ValueError, match="exactly one"):
+        open_predictor(saved_model=entry["saved_model"], tflite=entry["tflite"])
+
+
+def test_float16_and_option_errors(exported, tmp_path, capsys):
+    run = load_run(exported, DOC_MODEL)
+    path = export_tflite(run, str(tmp_path / "f16"), batch_size=1, quantize="float16")
+    nli = TFLiteNLI(path)
+    np.testing.assert_allclose(nli.predict_probabilities(PAIRS[:1]), exported[DOC_MODEL]["reference"]["probabilities"][:1],
+                               atol=1e-3)
+    assert nli.metadata["quantize"] == "float16"
+    for argv, message in ((["--quantize", "float16"], "--quantize applies to --format tflite"),
+                          (["--format", "tflite", "--xla-max-batch", "4"], "--xla-max-batch applies to --format saved_model"),
+                          (["--allowed-batch-sizes", "0,2"], "positive integers")):
+        with pytest.raises(SystemExit) as stop:
+            export_script.main(["--run-dir", exported[DOC_MODEL]["run_dir"], "--out", str(tmp_path / "x"), *argv])
+        assert stop.value.code == 2 and message in capsys.readouterr().err

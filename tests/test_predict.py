@@ -143,3 +143,29 @@ def test_tree_attention_over_nodes(tree_setup):
     assert result.returncode == 0, result.stderr[-2000:]
     columns = result.stdout.split("\ncolumns: ")[1].splitlines()[0].split("  ")
     assert columns[:3] == ["0=A", "1=•", "2=man"] and len(columns) == 2 * 9 - 1   # 9 tokens, 17 nodes
+
+
+def test_tflite_export_predicts_and_explains(setup):
+    """`predict.py --tflite`: the pair's label and probabilities as the run gives them, and its alignment."""
+    from zoo.export.tflite import export_tflite
+
+    path = export_tflite(zoo.load(setup["run_dir"]), str(setup["root"] / "tflite"))
+    premise, hypothesis = "A man plays a guitar.", "A person plays music."
+    result = predict_cli("--tflite", path, "--premise", premise, "--hypothesis", hypothesis, "--show-attention",
+                         "--num-threads", "1")
+    assert result.returncode == 0, result.stderr[-2000:]
+    expected = zoo.load(setup["run_dir"]).predict([(premise, hypothesis)])[0]
+    lines = result.stdout.strip().splitlines()
+    assert lines[0] == f"label: {expected['label']}"
+    for line, (name, p) in zip(lines[1:4], expected["probabilities"].items()):
+        assert line.split()[0] == name and float(line.split()[1]) == pytest.approx(p, abs=2e-4)
+    assert "columns: 0=A  1=man  2=plays  3=a  4=guitar  5=." in result.stdout
+    assert "attention_reverse (rows: premise, columns: hypothesis" in result.stdout
+
+
+def test_num_threads_goes_with_tflite(setup, capsys):
+    import predict
+
+    with pytest.raises(SystemExit) as stop:
+        predict.main(["--saved-model", setup["saved_model"], "--premise", "A.", "--hypothesis", "B.", "--num-threads", "2"])
+    assert stop.value.code == 2 and "--num-threads goes with --tflite" in capsys.readouterr().err
