@@ -12,12 +12,9 @@ zoo.get_preset("rocktaschel_wbw")["train"]["learning_rate"]
 import copy
 import fnmatch
 
-_REGISTRY = {}
+from zoo.layers.serializable import KERAS_PACKAGE, serializable  # noqa: F401 (re-exported)
 
-# The package every model and layer class of the zoo is registered under with Keras' serialization
-# (`keras.saving.register_keras_serializable`): a `.keras` file names each class `nli_zoo>ClassName`, and
-# `keras.models.load_model` finds them once `zoo.models` is imported (`zoo.list_models()` imports it).
-KERAS_PACKAGE = "nli_zoo"
+_REGISTRY = {}
 
 # Training settings every preset starts from; a model's registration overrides what its paper gives.
 DEFAULT_TRAIN = {
@@ -59,22 +56,6 @@ class ModelSpec:
         }
         self.paper = paper
         self.paper_params = paper_params
-
-
-def serializable(cls):
-    """Class decorator: registers a model or layer class with Keras' serialization as `nli_zoo>ClassName`.
-
-    Raises:
-        ValueError: another class of the same name is registered already (its `.keras` files would load
-            the wrong class).
-    """
-    import keras
-
-    key = f"{KERAS_PACKAGE}>{cls.__name__}"
-    known = keras.saving.get_registered_object(key)
-    if known is not None and (known.__module__, known.__qualname__) != (cls.__module__, cls.__qualname__):
-        raise ValueError(f"{key} is registered already, by {known.__module__}.{known.__qualname__}")
-    return keras.saving.register_keras_serializable(package=KERAS_PACKAGE)(cls)
 
 
 def register_model(name, *, model=None, train=None, data=None, paper="", paper_params=None, attention=()):

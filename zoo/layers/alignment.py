@@ -11,7 +11,7 @@ import keras
 from keras import ops
 
 from zoo.layers.masking import masked_max, masked_mean, masked_softmax
-from zoo.registry import serializable
+from zoo.layers.serializable import serializable
 
 
 def dot_scores(a_bar, b_bar):

@@ -14,7 +14,7 @@ import keras
 from keras import ops
 
 from zoo.layers.masking import masked_softmax
-from zoo.registry import serializable
+from zoo.layers.serializable import serializable
 
 
 @serializable

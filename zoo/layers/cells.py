@@ -12,7 +12,7 @@ import keras
 from keras import ops
 
 from zoo.layers.attention import AttentionScore, additive_attention
-from zoo.registry import serializable
+from zoo.layers.serializable import serializable
 
 
 @serializable

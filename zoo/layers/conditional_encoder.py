@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from zoo.layers.masking import recurrent_mask
-from zoo.registry import serializable
+from zoo.layers.serializable import serializable
 
 
 @serializable

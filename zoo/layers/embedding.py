@@ -3,7 +3,7 @@
 import numpy as np
 import keras
 from keras import ops
-from zoo.registry import serializable
+from zoo.layers.serializable import serializable
 
 TUNABLE_MODES = ("all", "none", "oov")
 

@@ -32,7 +32,7 @@ from keras import ops
 
 from zoo.constants import LEFT, LEVEL, RIGHT
 from zoo.layers.cells import BoundCell
-from zoo.registry import serializable
+from zoo.layers.serializable import serializable
 
 
 def interleave(leaves, internal):

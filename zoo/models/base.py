@@ -6,7 +6,7 @@ from keras import ops
 
 from zoo.layers.embedding import WordEmbedding
 from zoo.layers.masking import padding_mask
-from zoo.registry import serializable
+from zoo.layers.serializable import serializable
 
 
 @serializable

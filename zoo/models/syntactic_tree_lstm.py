@@ -8,7 +8,8 @@ from zoo.layers.masking import padding_mask
 from zoo.layers.tree_lstm import BinaryTreeLSTM, complete_tree, interleave, node_mask, num_levels, root_state
 from zoo.models.base import NLIModel
 from zoo.models.esim import ESIM_DATA, ESIM_TRAIN
-from zoo.registry import register_model, serializable
+from zoo.layers.serializable import serializable
+from zoo.registry import register_model
 
 TREES = ("syntactic", "complete")
 # How `trees="complete"` reads a node left without a partner at some pairing round (`BinaryTreeLSTM`):
