@@ -35,7 +35,7 @@ def main(argv=None):
         raise SystemExit(2)
     from zoo.commands.startup import quiet_environment
 
-    quiet_environment()  # TF_CPP_MIN_LOG_LEVEL, GRPC_VERBOSITY (zoo.commands.startup)
+    quiet_environment()  # TF_CPP_MIN_LOG_LEVEL (zoo.commands.startup)
     module = importlib.import_module(f"zoo.commands.{argv[0]}")
     module.main(argv[1:], prog=f"nli-zoo {argv[0]}")
     return 0

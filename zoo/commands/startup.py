@@ -24,10 +24,12 @@ _START_UP_NOISE = re.compile(r"^(WARNING: All log messages before absl::Initiali
 
 def quiet_environment():
     """The environment that quiets what it can: TensorFlow's C++ logging (level 2: warnings are hidden,
-    errors shown, unless the user set it) and gRPC's (multi-worker training)."""
+    errors shown, unless the user set it). gRPC's verbosity is left alone: `GRPC_VERBOSITY=ERROR` makes gRPC
+    print the coordination service's errors (several lines for one failed cluster start) that TensorFlow
+    already reports as the one error the zoo turns into its message."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-    os.environ.setdefault("GLOG_minloglevel", "2")
+    # absl/glog's own level follows TensorFlow's, so that a user's TF_CPP_MIN_LOG_LEVEL=3 still hides errors
+    os.environ.setdefault("GLOG_minloglevel", os.environ["TF_CPP_MIN_LOG_LEVEL"])
 
 
 def import_tensorflow():

@@ -338,7 +338,8 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     fit_started = time.time()
     if state != "evaluate":
         backup.set_model(model)
-        initial_epoch = backup.restore() if state == "resume" else 0
+        with model.distribute_strategy.scope():  # the optimizer's variables, mirrored like the model's
+            initial_epoch = backup.restore() if state == "resume" else 0
         if state == "resume" and not initial_epoch and history.epochs:  # a finished run trained further
             model.load_weights(os.path.join(run_dir, layout.BEST_WEIGHTS_FILE))
             initial_epoch = len(history.epochs)
