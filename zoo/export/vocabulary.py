@@ -43,7 +43,7 @@ def cut_vocabulary(run, max_vocabulary):
     if size < 4:
         raise ExportError(f"--max-vocabulary must keep at least one word besides the 3 reserved ids, got {size}")
     source = run.model
-    if not hasattr(source, "embedding"):
+    if not getattr(source, "embeds_words", True):  # HIM: each member has its own table
         raise ExportError(f"--max-vocabulary: {run.config['model']} has no single word embedding to cut")
     config = dict(run.config, vocabulary_size=size, tunable_words="none", num_tunable=0)
     model = build_model(config)

@@ -48,12 +48,15 @@ class BowmanLSTM(NLIModel):
         self.mlp = [keras.layers.Dense(mlp_size, activation="tanh", name=f"tanh_{i}") for i in range(mlp_layers)]
         self.classifier = keras.layers.Dense(self.num_classes, dtype="float32", name="classifier")
 
+    # How many sentence vectors the classifier reads: [premise; hypothesis] (`hypothesis_only` reads one).
+    sentences_read = 2
+
     def build(self, input_shape=None):
         """Creates every weight from the sizes alone, in the order the forward pass uses them."""
         super().build(input_shape)                                             # word vectors
         self.projection.build((None, None, self.embedding_dim))
         self.encoder.build((None, None, self.hidden_size))
-        width = 2 * self.hidden_size                                           # [premise; hypothesis]
+        width = self.sentences_read * self.hidden_size                         # [premise; hypothesis]
         for layer in self.mlp:
             layer.build((None, width))
             width = self.mlp_size
@@ -69,10 +72,14 @@ class BowmanLSTM(NLIModel):
     def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
         pair = ops.concatenate([self.encode(premise, premise_mask, training),
                                 self.encode(hypothesis, hypothesis_mask, training)], axis=-1)  # [B, 2k]
-        pair = self.output_dropout(pair, training=training)
+        return {"logits": self.classify(pair, training)}
+
+    def classify(self, vector, training=False):
+        """The tanh layers and the softmax layer's logits over the sentence vector(s) `[B, n k]`."""
+        vector = self.output_dropout(vector, training=training)
         for layer in self.mlp:
-            pair = layer(pair)                                                 # [B, mlp_size]
-        return {"logits": self.classifier(pair)}
+            vector = layer(vector)                                             # [B, mlp_size]
+        return self.classifier(vector)
 
     def get_config(self):
         config = super().get_config()

@@ -3,7 +3,10 @@
 import keras
 from keras import ops
 
+from zoo.layers.serializable import serializable
 
+
+@serializable
 class NLILoss(keras.losses.Loss):
     """Sparse cross-entropy on logits, averaged over the pairs whose sample weight is not 0, plus
     `l2 * Σ ‖W‖²` over `weights`.
@@ -14,9 +17,14 @@ class NLILoss(keras.losses.Loss):
     unpadded batch would. (Under a distribution strategy each replica averages its own share of the
     batch, and the replicas' gradients are averaged.)
 
+    Registered with Keras (`nli_zoo>NLILoss`), so a model compiled by train.py saves to and loads from a
+    `.keras` file. The penalised variables do not serialize: a loaded model's loss has its `l2` but no
+    weights, so to train on with the penalty, compile again with `zoo.training.model.make_loss(model, l2)`.
+
     Args:
         l2: the coefficient of the ℓ2 penalty (Rocktäschel et al. §3 search ℓ2 in {0, 1e-4, 3e-4, 1e-3}).
         weights: the variables it penalises (the model's non-embedding weight matrices).
+        name: the loss's name.
     """
 
     def __init__(self, l2=0.0, weights=(), name="nli_loss"):

@@ -56,6 +56,9 @@ def load_init_run(config, tokenizer):
     except (FileNotFoundError, ValueError) as error:
         raise TrainError(f"--init-from: cannot load the run: {error}") from None
     old = run.config
+    if not getattr(run.model, "embeds_words", True):
+        raise TrainError(f"--init-from {config.init_from} is a {old['model']!r} run, whose members each have their own "
+                         "word vectors: fine-tune each member run, then combine them with --members")
     if old["model"] != config.model:
         raise TrainError(f"--init-from {config.init_from} is a {old['model']!r} run; train {old['model']!r} "
                          f"(--model {old['model']}) to start from it")
