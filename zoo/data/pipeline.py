@@ -271,3 +271,36 @@ def encode_pairs(pairs, vocab, tokenizer, max_premise_length=None, max_hypothesi
         ids = _encode(texts, vocab, tokenizer, max_length).to_tensor(default_value=PAD_ID)
         out[key] = _at_least_one_column(ids).numpy().astype(np.int32)
     return out
+
+
+def encode_model_inputs(pairs, vocab, tokenizer, max_premise_length=None, max_hypothesis_length=None,
+                        parse_trees=False, max_depth=None, pair_ids=None):
+    """A model's inputs for raw pairs, truncated like its training data: `encode_pairs`, plus the parse
+    trees of a model that reads them.
+
+    Args:
+        pairs: `(premise, hypothesis)` or, for parse trees, `(premise, hypothesis, premise_binary_parse,
+            hypothesis_binary_parse)` tuples (a missing or blank parse gets the complete binary tree).
+        vocab, tokenizer: the run's.
+        max_premise_length, max_hypothesis_length: truncate longer sentences.
+        parse_trees: add `premise_tree` / `hypothesis_tree` (`zoo.data.trees.pair_tree_inputs`).
+        max_depth: the deepest tree the model reads.
+        pair_ids: names of the pairs in parse errors (default: their index).
+
+    Returns:
+        `{"premise": int32 [N, Lp], "hypothesis": int32 [N, Lh]}`, plus `"premise_tree"` and
+        `"hypothesis_tree"` int32 `[N, 2L - 1, 3]` with `parse_trees`.
+
+    Raises:
+        zoo.data.trees.TreeFormatError: a malformed parse (naming the pair).
+    """
+    pairs = [tuple(pair) for pair in pairs]
+    max_lengths = {"premise": max_premise_length, "hypothesis": max_hypothesis_length}
+    inputs = encode_pairs([pair[:2] for pair in pairs], vocab, tokenizer, max_premise_length=max_premise_length,
+                          max_hypothesis_length=max_hypothesis_length)
+    if parse_trees:
+        from zoo.data.trees import pair_tree_inputs
+
+        inputs.update(pair_tree_inputs(pairs, tokenizer, {key: inputs[key].shape[1] for key in max_lengths},
+                                       max_lengths, max_depth=max_depth, pair_ids=pair_ids))
+    return inputs

@@ -27,6 +27,7 @@ import keras
 
 from zoo.constants import LABELS
 from zoo.registry import serializable
+from zoo.runs.run import softmax
 
 PAIR_COLUMNS = ("premise", "hypothesis", "premise_binary_parse", "hypothesis_binary_parse")
 
@@ -175,21 +176,12 @@ class NLIPreprocessor:
             `{"premise": int32 [N, Lp], "hypothesis": int32 [N, Lh]}`, plus `premise_tree` /
             `hypothesis_tree` int32 `[N, 2L - 1, 3]` when `parse_trees`.
         """
-        from zoo.data.pipeline import encode_pairs
+        from zoo.data.pipeline import encode_model_inputs
 
-        pairs = self.as_pairs(pairs)
         self.tokenizer._check_vocabulary()
-        max_lengths = {"premise": self.max_premise_length, "hypothesis": self.max_hypothesis_length}
-        inputs = encode_pairs([pair[:2] for pair in pairs], self.tokenizer.vocabulary, self.tokenizer.tokenizer,
-                              max_premise_length=max_lengths["premise"],
-                              max_hypothesis_length=max_lengths["hypothesis"])
-        if self.parse_trees:
-            from zoo.data.trees import pair_tree_inputs
-
-            inputs.update(pair_tree_inputs(
-                pairs, self.tokenizer.tokenizer, {key: inputs[key].shape[1] for key in max_lengths}, max_lengths,
-                max_depth=self.max_depth, pair_ids=pair_ids))
-        return inputs
+        return encode_model_inputs(self.as_pairs(pairs), self.tokenizer.vocabulary, self.tokenizer.tokenizer,
+                                   self.max_premise_length, self.max_hypothesis_length,
+                                   parse_trees=self.parse_trees, max_depth=self.max_depth, pair_ids=pair_ids)
 
     def encode_labels(self, y):
         """Label ids (int32 `[N]`) of label ids or names.
@@ -227,14 +219,6 @@ class NLIPreprocessor:
 
 
 # ----------------------------------------------------------------------------------------------- classifier
-
-def softmax(logits):
-    """Row-wise softmax in float32 NumPy (the computation `zoo.runs.Run.predict_probabilities` does)."""
-    logits = np.asarray(logits, dtype="float32")
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    e = np.exp(shifted)
-    return e / e.sum(axis=-1, keepdims=True)
-
 
 def is_raw(x):
     """Whether `x` holds sentence strings (pairs, or a dict of string columns) rather than ids."""

@@ -91,21 +91,12 @@ class Run:
         Raises:
             zoo.data.trees.TreeFormatError: a malformed parse (naming the pair).
         """
-        from zoo.data.pipeline import encode_pairs
+        from zoo.data.pipeline import encode_model_inputs
 
-        pairs = [tuple(pair) for pair in pairs]
         data = self.config["preset"]["data"]
-        max_lengths = {"premise": data.get("max_premise_length"), "hypothesis": data.get("max_hypothesis_length")}
-        inputs = encode_pairs([pair[:2] for pair in pairs], self.vocab, self.tokenizer,
-                              max_premise_length=max_lengths["premise"],
-                              max_hypothesis_length=max_lengths["hypothesis"])
-        if self.model.reads_parse_trees:
-            from zoo.data.trees import pair_tree_inputs
-
-            inputs.update(pair_tree_inputs(
-                pairs, self.tokenizer, {key: inputs[key].shape[1] for key in max_lengths}, max_lengths,
-                max_depth=self.model.max_depth, pair_ids=pair_ids))
-        return inputs
+        return encode_model_inputs(pairs, self.vocab, self.tokenizer, data.get("max_premise_length"),
+                                   data.get("max_hypothesis_length"), parse_trees=self.model.reads_parse_trees,
+                                   max_depth=getattr(self.model, "max_depth", None), pair_ids=pair_ids)
 
     def predict_probabilities(self, pairs, batch_size=256):
         """Class probabilities `float32 [N, 3]` of `[(premise, hypothesis), ...]` (parses as in `encode`)."""
@@ -117,7 +108,7 @@ class Run:
             chunk = pairs[start:start + batch_size]
             inputs = self.encode(chunk, pair_ids=list(range(start, start + len(chunk))))
             logits = np.asarray(self.model(inputs, training=False), dtype="float32")
-            chunks.append(_softmax(logits))
+            chunks.append(softmax(logits))
         return np.concatenate(chunks)
 
     def evaluate(self, examples, batch_size=None, verbose=0):
@@ -149,7 +140,8 @@ class Run:
                 for p in self.predict_probabilities(pairs, batch_size)]
 
 
-def _softmax(logits):
+def softmax(logits):
+    """Row-wise softmax in float32 NumPy (probabilities from a model's logits)."""
     shifted = logits - logits.max(axis=-1, keepdims=True)
     e = np.exp(shifted)
     return e / e.sum(axis=-1, keepdims=True)
