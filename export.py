@@ -1,146 +1,20 @@
-"""Exports a trained run for serving: a SavedModel for TF Serving, or a TFLite model.
+"""Exports a trained run: a SavedModel for TF Serving, a TFLite model, or a preset (the same as
+`nli-zoo export`).
 
 Example:
 ```
 python export.py --run-dir runs/rocktaschel_wbw                       # models/rocktaschel_wbw/1/
-python export.py --run-dir runs/rocktaschel_wbw --out models/wbw --version 3
-python export.py --run-dir runs/bowman_lstm --format tflite           # models/bowman_lstm_tflite/model.tflite
-python export.py --run-dir runs/rocktaschel_wbw --format tflite --max-vocabulary 20000 --quantize dynamic-range
+python export.py --run-dir runs/bowman_lstm --format tflite --max-vocabulary 20000 --quantize dynamic-range
+python export.py --run-dir runs/bowman_lstm --format preset --out presets/bowman_lstm
 ```
-A SavedModel comes with TF Serving's files: warm-up requests in the version folder,
-`batching_parameters.txt` and `models.config` (version labels stable / canary) in the model folder. A
-TFLite export is checked on the run's test split against the float model (`metadata.json`).
-See docs/serving.md for the signatures, the TF Serving commands and the request formats.
+The work is done by `zoo.commands.export`; see docs/serving.md and docs/presets.md.
 """
 
-import argparse
 import os
-import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-FORMATS = ("saved_model", "tflite")
-
-
-def build_parser():
-    """The `export.py` argument parser."""
-    parser = argparse.ArgumentParser(prog="export.py", description="Export a trained run for serving.")
-    parser.add_argument("--run-dir", required=True, help="the run directory written by train.py")
-    parser.add_argument("--format", choices=FORMATS, default="saved_model",
-                        help="saved_model (TF Serving, default) or tflite (LiteRT, token ids in)")
-    parser.add_argument("--out", default=None,
-                        help="saved_model: the model folder MODELS/NAME holding numbered versions "
-                             "(default models/<model name>); tflite: the output folder "
-                             "(default models/<model name>_tflite)")
-    parser.add_argument("--version", type=int, default=None,
-                        help="saved_model: the version number (default: the next free one)")
-    parser.add_argument("--tflite-batch-size", type=int, default=1,
-                        help="tflite: the fixed number of pairs per invocation (default 1)")
-    parser.add_argument("--overwrite", action="store_true", help="tflite: replace an existing model.tflite")
-    serving = parser.add_argument_group("saved_model: TF Serving files")
-    serving.add_argument("--allowed-batch-sizes", default=None, metavar="B1,B2,...",
-                         help="the batch sizes TF Serving's batching pads to, which the warm-up requests cover "
-                              "(default 1,2,4,8,16,32,64,128,256)")
-    serving.add_argument("--base-path", default=None,
-                         help="the model folder as TF Serving sees it, in models.config (default /models/<folder name>)")
-    serving.add_argument("--stable-version", type=int, default=None,
-                         help="the version labelled stable in models.config (default: the previous highest; the "
-                              "new version is the canary)")
-    serving.add_argument("--chunk-size", type=int, default=None, metavar="N",
-                         help="serving_default runs larger batches sorted by sentence length in chunks of N pairs, "
-                              "each padded to its own longest sentences (default 32; 0: whole batches)")
-    serving.add_argument("--xla-max-batch", type=int, default=0, metavar="N",
-                         help="run serving_default batches of up to N pairs through an XLA-compiled model "
-                              "(faster small batches on a CPU; TF Serving needs --xla_cpu_compilation_enabled); "
-                              "default 0: never")
-    device = parser.add_argument_group("tflite: fitting a device")
-    device.add_argument("--max-vocabulary", type=int, default=None, metavar="N",
-                        help="keep the run's first N ids (training words first); the others read as [UNK]")
-    device.add_argument("--quantize", choices=("none", "dynamic-range", "float16"), default="none",
-                        help="post-training quantization: int8 weights (dynamic-range) or float16 weights")
-    device.add_argument("--test-data", default=None,
-                        help="the corpus whose test split checks the accuracy (default: the run's data)")
-    device.add_argument("--no-accuracy-check", action="store_true",
-                        help="skip scoring the export on the test split against the float model")
-    return parser
-
-
-def parse_batch_sizes(text):
-    """`"1,2,4"` -> `(1, 2, 4)`.
-
-    Raises:
-        ValueError: not a comma-separated list of positive integers.
-    """
-    try:
-        sizes = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        sizes = ()
-    if not sizes or min(sizes) < 1:
-        raise ValueError(f"--allowed-batch-sizes wants positive integers separated by commas, got {text!r}")
-    return sizes
-
-
-def export(args):
-    """Loads the run and writes the export `args` asks for.
-
-    Returns:
-        the path written (version directory or model.tflite).
-
-    Raises:
-        ValueError, FileNotFoundError: user errors (printed as one line by `main`).
-    """
-    import zoo
-    from zoo.export import export_saved_model
-    from zoo.runs.layout import load_config
-
-    model_name = load_config(args.run_dir)["model"]
-    tflite_only = {"--max-vocabulary": args.max_vocabulary is not None, "--quantize": args.quantize != "none",
-                   "--test-data": args.test_data is not None, "--no-accuracy-check": args.no_accuracy_check}
-    serving_only = {"--version": args.version is not None, "--allowed-batch-sizes": args.allowed_batch_sizes is not None,
-                    "--base-path": args.base_path is not None, "--stable-version": args.stable_version is not None,
-                    "--xla-max-batch": bool(args.xla_max_batch), "--chunk-size": args.chunk_size is not None}
-    wrong = [name for name, given in (serving_only if args.format == "tflite" else tflite_only).items() if given]
-    if wrong:
-        other = "saved_model" if args.format == "tflite" else "tflite"
-        raise ValueError(f"{wrong[0]} applies to --format {other} only")
-    if args.xla_max_batch < 0 or (args.chunk_size or 0) < 0:
-        raise ValueError("--xla-max-batch and --chunk-size must be 0 (off) or positive")
-    run = zoo.load(args.run_dir)
-    if args.format == "tflite":
-        from zoo.export.tflite import export_tflite, test_examples_of
-
-        out = args.out or os.path.join("models", f"{model_name}_tflite")
-        examples = None if args.no_accuracy_check else test_examples_of(run, args.test_data)
-        return export_tflite(run, out, batch_size=args.tflite_batch_size, overwrite=args.overwrite,
-                             max_vocabulary=args.max_vocabulary, quantize=args.quantize, test_examples=examples,
-                             log=lambda line: print(f"[export] {line}", flush=True))
-    batch_sizes = parse_batch_sizes(args.allowed_batch_sizes) if args.allowed_batch_sizes else None
-    model_dir = args.out or os.path.join("models", model_name)
-    from zoo.export.saved_model import DEFAULT_CHUNK_SIZE
-
-    path = export_saved_model(run, model_dir, args.version, batch_sizes=batch_sizes, base_path=args.base_path,
-                              stable_version=args.stable_version, xla_max_batch=args.xla_max_batch,
-                              chunk_size=DEFAULT_CHUNK_SIZE if args.chunk_size is None else args.chunk_size)
-    from zoo.export import serving_files
-
-    labels = serving_files.version_labels(model_dir, int(os.path.basename(path)), args.stable_version)
-    print(f"[export] TF Serving: {os.path.join(path, serving_files.WARMUP_FILE)}, "
-          f"{os.path.join(model_dir, serving_files.BATCHING_FILE)}, {os.path.join(model_dir, serving_files.MODELS_CONFIG_FILE)} "
-          f"(stable: version {labels['stable']}, canary: version {labels['canary']})", flush=True)
-    return path
-
-
-def main(argv=None):
-    """Runs `export.py`; a user error prints one line `export.py: error: ...` and exits with status 2."""
-    args = build_parser().parse_args(argv)
-    try:
-        path = export(args)
-    except (ValueError, FileNotFoundError) as error:
-        print(f"export.py: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
-    print(f"[export] wrote {path}")
-    return path
-
+from zoo.commands.export import build_parser, export, main  # noqa: E402,F401
 
 if __name__ == "__main__":
     main()

@@ -94,6 +94,21 @@ def test_the_exported_saved_model_scores_the_same(run, tmp_path):
     assert (tmp_path / "model" / "evaluations" / "snli_sample-test.json").exists()
 
 
+def test_the_preset_and_the_tflite_export_score_the_same(run, tmp_path):
+    from zoo.export.tflite import export_tflite
+    from zoo.presets import export_preset
+
+    trained = json.loads((run / "results.json").read_text())
+    export_preset(zoo.load(run), str(tmp_path / "preset"))
+    report = evaluate_script.main(["--preset", str(tmp_path / "preset"), "--dataset", "snli_sample",
+                                   "--max-examples", "40", "--quiet"])
+    assert report["results"]["test"]["confusion_matrix"] == trained["test"]["confusion_matrix"]
+    path = export_tflite(zoo.load(run), str(tmp_path / "tflite"), test_examples=None)
+    report = evaluate_script.main(["--tflite", str(path), "--dataset", "snli_sample", "--max-examples", "40",
+                                   "--quiet", "--output", str(tmp_path / "t.json")])
+    assert report["results"]["test"]["accuracy"] == pytest.approx(trained["test"]["accuracy"], abs=1 / 40)
+
+
 def test_fine_tuning_starts_from_the_run(run, tmp_path):
     source = zoo.load(run)
     # Learning rate 0: after an epoch on SICK the weights are still the SNLI run's.

@@ -72,7 +72,7 @@ class LockedError(RuntimeError):
 
 # ------------------------------------------------------------------ atomic writes
 
-def _temporary_name(path, keep_suffix=False):
+def temporary_name(path, keep_suffix=False):
     """`.NAME.tmp-PID-RANDOM` in the folder of `path`; with `keep_suffix`, the part of the name from its
     first dot is kept at the end (`best.weights.h5` -> `.best.tmp-PID-RANDOM.weights.h5`)."""
     folder, base = os.path.split(os.path.abspath(os.fspath(path)))
@@ -144,7 +144,7 @@ def atomic_write(path, mode="wb", encoding=None):
     if mode not in ("w", "wb", "wt"):
         raise ValueError(f"atomic_write: mode must be 'w' or 'wb', got {mode!r}")
     path = os.path.abspath(os.fspath(path))
-    tmp = _temporary_name(path)
+    tmp = temporary_name(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with contextlib.suppress(OSError):
@@ -176,7 +176,7 @@ def atomic_path(path):
         OSError: `path` is a folder that is not empty.
     """
     path = os.path.abspath(os.fspath(path))
-    tmp = _temporary_name(path, keep_suffix=True)
+    tmp = temporary_name(path, keep_suffix=True)
     try:
         yield tmp
         if not os.path.lexists(tmp):

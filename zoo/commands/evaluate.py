@@ -31,6 +31,9 @@ def build_parser(prog="evaluate.py"):
     model = parser.add_mutually_exclusive_group(required=True)
     model.add_argument("--run-dir", help="a run directory written by train.py")
     model.add_argument("--saved-model", help="an exported SavedModel: MODELS/NAME (latest version) or MODELS/NAME/N")
+    model.add_argument("--tflite", help="a TFLite export (its folder or model.tflite)")
+    model.add_argument("--preset", help="a preset: a folder written by export.py --format preset, hf://... or "
+                                        "kaggle://...")
     data = parser.add_mutually_exclusive_group()
     data.add_argument("--dataset", help="'snli', 'multi_nli' (tensorflow-datasets) or 'snli_sample'")
     data.add_argument("--data-dir", help="a corpus on disk: an snli_1.0 or multinli_1.0 folder or zip, SICK.txt, "
@@ -131,13 +134,17 @@ def evaluate(args):
             run.model, examples, run.vocab, run.tokenizer, run.config["preset"], batch_size=args.batch_size,
             verbose=progress_verbosity(args))
     else:
-        from zoo.export.predictor import SavedModelPredictor
+        from zoo.export.predictor import open_predictor
 
+        path = args.saved_model or args.tflite or args.preset
         try:
-            predictor = SavedModelPredictor(args.saved_model)
-        except (FileNotFoundError, OSError) as error:
+            predictor = PresetPredictor(args.preset) if args.preset else open_predictor(
+                saved_model=args.saved_model, tflite=args.tflite)
+        except (FileNotFoundError, OSError, ValueError, EvaluateError) as error:
             raise EvaluateError(str(error)) from None
-        name, base = os.path.basename(os.path.normpath(args.saved_model)), args.saved_model
+        name = os.path.basename(os.path.normpath(path)) if "://" not in path else path.rsplit("/", 1)[-1]
+        base = path if os.path.isdir(path) else (os.path.dirname(os.path.abspath(path)) if "://" not in path
+                                                 else os.path.join("evaluations", name))
         score = lambda examples: evaluate_saved_model(  # noqa: E731
             predictor, examples, batch_size=args.batch_size or 256, verbose=progress_verbosity(args))
     selected, report = load_data(args) if (args.dataset or args.data_dir) else ([], None)
@@ -162,6 +169,20 @@ def evaluate(args):
         write_report(output, written, args.run_dir)
         print(f"[evaluate] written to {output}", flush=True)
     return written
+
+
+class PresetPredictor:
+    """A preset (`zoo.from_preset`) as a predictor: `.labels` and `.predict(pairs, batch_size)` in the format
+    of `zoo.load(run).predict`."""
+
+    def __init__(self, preset):
+        from zoo.presets import from_preset
+
+        self.classifier = from_preset(preset)
+        self.labels = tuple(self.classifier.labels)
+
+    def predict(self, pairs, batch_size=256):
+        return self.classifier.predict_labels(pairs, batch_size=batch_size)
 
 
 def run_diagnostics(args, predictor, base, results, report):
