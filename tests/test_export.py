@@ -146,6 +146,9 @@ def test_saved_model_layout(exported, name):
     assert (path / "assets" / "vocab.txt").read_text(encoding="utf-8") == vocab
     metadata = json.loads((path / "assets.extra" / "zoo.json").read_text())
     assert metadata["model"] == name and metadata["labels"] == list(zoo.data.LABELS)
+    # every weight is saved once (not also as the Keras variable that wraps it)
+    saved = [n for n, _ in tf.train.list_variables(str(path / "variables" / "variables")) if n.endswith("VALUE")]
+    assert len(saved) == len(load_run(exported, name).model.variables), saved
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -367,6 +370,12 @@ def test_rest_request_matches_the_signature(doc_model):
         assert got["label"] == zoo.data.LABELS[got["label_id"]]
     with pytest.raises(RequestError, match="keys"):
         rest_predict(doc_model, {"instances": [{"premise": "A man."}]})
+
+
+def test_a_request_whose_fields_differ_in_rows_names_the_field(doc_model):
+    serve = doc_model.signatures["serving_default"]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="hypothesis must have as many rows as premise"):
+        serve(premise=tf.constant(["A man sleeps.", "A dog runs."]), hypothesis=tf.constant(["A man."]))
 
 
 def test_rest_explain_request(doc_model):

@@ -287,6 +287,16 @@ class ServingModel(tf.Module):
                        lambda: rest(inputs))
 
 
+def same_batch(texts):
+    """`texts` once every input has as many rows as `premise`; otherwise the request fails with an assertion
+    naming the field (TF Serving answers with it) instead of an op's shape error deep in the graph."""
+    rows = tf.shape(texts["premise"])[0]
+    checks = [tf.debugging.assert_equal(tf.shape(value)[0], rows, message=f"{name} must have as many rows as "
+                                        "premise (one per pair)") for name, value in texts.items() if name != "premise"]
+    with tf.control_dependencies(checks):
+        return {name: tf.identity(value) for name, value in texts.items()}
+
+
 def _serving_outputs(outputs, labels):
     """Probabilities, label and label id from the model's `explain()` outputs (all float maps float32)."""
     outputs = {k: tf.cast(v, tf.float32) if v.dtype.is_floating else v for k, v in outputs.items()}
@@ -319,6 +329,7 @@ def build_archive(run, xla_max_batch=0, chunk_size=0):
     model_explain = tf.function(model.explain)  # traced once for [B, Lp], [B, Lh] ids, called by both signatures
 
     def explain_outputs(texts):
+        texts = same_batch(texts)
         inputs, outputs = {}, {}
         for key in INPUT_NAMES:
             inputs[key], outputs[f"{key}_tokens"], all_tokens = encoder.encode(texts[key], key)
@@ -342,7 +353,7 @@ def build_archive(run, xla_max_batch=0, chunk_size=0):
         fast = ServingModel(model, length_boundaries(run.config), xla_max_batch, chunk_size, model_explain)
 
         def serve(*texts):  # noqa: F811 (serving_default through XLA and / or sorted chunks)
-            texts = dict(zip(names, texts))
+            texts = same_batch(dict(zip(names, texts)))
             inputs = {key: encoder.encode(texts[key], key)[0] for key in INPUT_NAMES}
             outputs = _serving_outputs({"probabilities": fast.probabilities(inputs)}, labels)
             return {name: outputs[name] for name in SERVING_OUTPUTS}
