@@ -1,0 +1,598 @@
+"""Serving speed on a CPU: the exported SavedModel, the Keras model, the TFLite variants (and, optionally,
+the PyTorch reference ESIM), each model at its paper size with random weights.
+
+    python scripts/benchmark_serving.py                                   # rocktaschel_wbw, mlstm, esim
+    python scripts/benchmark_serving.py --models esim --rounds 3 --xla-max-batch 8 \\
+        --torch-reference ESIM --torch-python /work/torchenv/bin/python
+    python scripts/benchmark_serving.py --data ../shared/data/snli_1.0_dev_tokens --markdown
+
+What is measured, for every model (a 40,000-word vocabulary, 300-d vectors, the preset's sizes):
+- `saved_model`: the exported SavedModel's `serving_default` from raw strings (tokenization, vocabulary
+  lookup and truncation in the graph, as TF Serving runs it), exported as `export.py` does (a batch of
+  more than 32 pairs runs in length-sorted chunks of 32); `saved_model:whole` exported with
+  `--chunk-size 0` (`--whole-batches`: each batch whole, padded to its longest sentences);
+  `saved_model+xla` exported with `--xla-max-batch N` (small batches through XLA);
+- `keras`: the Keras model from token ids, called in a `tf.function` (no tokenization);
+- `tflite:none`, `tflite:dynamic-range`, `tflite:float16`: the LiteRT interpreter on token ids padded to
+  the preset's fixed length (100), at its fixed batch size (a batch-1 model for latency, a batch-32 model
+  for throughput; 256 pairs are 8 invocations);
+- `torch`: with `--torch-reference DIR` (a checkout of github.com/coetaur0/ESIM, the folder holding
+  `esim/`), its `ESIM` in eval mode on the same token ids (packed sequences, lengths as CPU tensors),
+  run by `--torch-python` (a separate environment with PyTorch; the zoo never depends on it). ESIM only.
+
+Each configuration runs in a fresh subprocess with the thread settings applied before anything runs
+(TensorFlow: `tf.config.threading.set_intra_op_parallelism_threads` / `set_inter_op_parallelism_threads`;
+LiteRT: the interpreter's `num_threads`; PyTorch: `torch.set_num_threads` / `set_num_interop_threads`),
+on one thread and on all cores. A subprocess makes one pass over the pairs to warm up, then measures:
+batch-1 latency (p50 and p99 over `--latency-pairs` pairs, one call each) and throughput at batch 32
+and 256 (pairs/s over `--pairs` pairs in their order, batches padded to their longest sentences).
+`--rounds R` repeats every subprocess R times; the table shows the median and, in brackets, the range.
+`--profile` instead traces the SavedModel's `serving_default` with the TensorFlow profiler at
+`--profile-batch` pairs (on each thread setting) and prints where the time goes: by op type, by part of
+the graph (tokenization and lookup, each recurrent layer, the rest) and the executor's share.
+`peak MB` is the subprocess's peak resident memory, `size MB` the model on disk (SavedModel version
+folder, `.tflite` file, Keras weights file, PyTorch parameters).
+
+The pairs: the shipped SNLI rows (`zoo/data/sample`, 1,289 pairs) or `--data` (a folder of
+premise.txt / hypothesis.txt / label.txt, one tokenized pair a line, or an SNLI .jsonl file).
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+DEFAULT_MODELS = ("rocktaschel_wbw", "mlstm", "esim")
+QUANTIZATIONS = ("none", "dynamic-range", "float16")
+THROUGHPUT_BATCHES = (32, 256)
+TFLITE_BATCHES = (1, 32)  # latency model, throughput model
+RESULT_MARK = "BENCHMARK_RESULT "
+
+
+# Pairs -----------------------------------------------------------------------------------------------
+def read_pairs(path=None):
+    """`[(premise, hypothesis)]` raw sentences: the shipped rows, a .jsonl file, or a tokens folder."""
+    if path and os.path.isdir(path) and os.path.exists(os.path.join(path, "premise.txt")):
+        with open(os.path.join(path, "premise.txt"), encoding="utf-8") as f:
+            premises = f.read().splitlines()
+        with open(os.path.join(path, "hypothesis.txt"), encoding="utf-8") as f:
+            hypotheses = f.read().splitlines()
+        return list(zip(premises, hypotheses))
+    files = [path] if path else sorted(os.path.join(ROOT, "zoo", "data", "sample", name)
+                                       for name in os.listdir(os.path.join(ROOT, "zoo", "data", "sample"))
+                                       if name.endswith(".jsonl"))
+    pairs = []
+    for name in files:
+        with open(name, encoding="utf-8") as f:
+            for line in f:
+                record = json.loads(line)
+                pairs.append((record["sentence1"], record["sentence2"]))
+    return pairs
+
+
+# Artifacts (built once in --work-dir) ------------------------------------------------------------------
+def make_run(run_dir, model_name, pairs, vocabulary_size, embedding_dim, seed=0):
+    """A run directory of `model_name` at its paper size with random weights and a `vocabulary_size`
+    vocabulary (the pairs' words, then filler words)."""
+    import keras
+
+    import zoo
+    from zoo.data.tokenizer import Tokenizer
+    from zoo.data.vocab import Vocabulary
+    from zoo.runs import build_model
+    from zoo.runs.layout import BEST_WEIGHTS_FILE, VOCAB_FILE, save_config
+
+    preset = zoo.get_preset(model_name)
+    tokenizer = Tokenizer(lowercase=preset["data"]["lowercase"])
+    vocab = Vocabulary.build(tokenizer.tokenize_batch([s for pair in pairs for s in pair]),
+                             max_size=vocabulary_size)
+    vocab = vocab.extended(f"filler{i:05d}" for i in range(vocabulary_size - len(vocab)))
+    config = {"model": model_name, "preset": preset, "embeddings": "none", "data": "snli_sample", "seed": seed,
+              "vocabulary_size": len(vocab), "embedding_dim": embedding_dim, "tunable_words": "all",
+              "num_tunable": 0, "tokenizer": tokenizer.get_config(), "labels": ["entailment", "neutral", "contradiction"],
+              "mixed_precision": None, "strategy": "auto"}
+    os.makedirs(run_dir, exist_ok=True)
+    save_config(run_dir, config)
+    vocab.save(os.path.join(run_dir, VOCAB_FILE))
+    keras.utils.set_random_seed(seed)
+    build_model(config).save_weights(os.path.join(run_dir, BEST_WEIGHTS_FILE))
+    return run_dir
+
+
+def build_artifacts(args, model_name, pairs):
+    """The run, SavedModel(s) and TFLite variants of one model under `--work-dir/MODEL` (reused when there)."""
+    import zoo
+    from zoo.export import export_saved_model
+    from zoo.export.tflite import export_tflite
+
+    root = os.path.join(args.work_dir, model_name)
+    run_dir = os.path.join(root, "run")
+    if not os.path.exists(os.path.join(run_dir, "best.weights.h5")):
+        log(f"{model_name}: building a paper-size run with random weights")
+        make_run(run_dir, model_name, pairs, args.vocabulary, args.embedding_dim)
+    run = None
+    artifacts = {"run": run_dir}
+    from zoo.export.saved_model import DEFAULT_CHUNK_SIZE
+
+    chunk = DEFAULT_CHUNK_SIZE if args.chunk_size is None else args.chunk_size
+    wanted = [("saved_model", 0, chunk)]
+    wanted += [("saved_model:whole", 0, 0)] if args.whole_batches else []
+    wanted += [("saved_model+xla", args.xla_max_batch, chunk)] if args.xla_max_batch else []
+    for name, xla, chunk in wanted:
+        model_dir = os.path.join(root, name.replace("+", "_").replace(":", "_") + f"_c{chunk}")
+        if not os.path.exists(os.path.join(model_dir, "1", "saved_model.pb")):
+            run = run or zoo.load(run_dir)
+            log(f"{model_name}: exporting {name}")
+            shutil.rmtree(model_dir, ignore_errors=True)
+            export_saved_model(run, model_dir, 1, xla_max_batch=xla, chunk_size=chunk,
+                               batch_sizes=(1, 2, 4, 8, 16, 32, 64, 128, 256))
+        artifacts[name] = os.path.join(model_dir, "1")
+    for quantize in args.quantize:
+        for batch in TFLITE_BATCHES:
+            out = os.path.join(root, f"tflite_{quantize}_b{batch}")
+            if not os.path.exists(os.path.join(out, "model.tflite")):
+                run = run or zoo.load(run_dir)
+                log(f"{model_name}: converting TFLite {quantize} at batch {batch}")
+                started = time.time()
+                export_tflite(run, out, batch_size=batch, quantize=quantize, overwrite=True)
+                log(f"{model_name}: converted in {time.time() - started:.0f} s")
+            artifacts[f"tflite:{quantize}:b{batch}"] = out
+    return artifacts
+
+
+def disk_size(path):
+    """Bytes of a file or of everything under a folder."""
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
+
+
+# Measuring (in a fresh subprocess) ---------------------------------------------------------------------
+def batches(items, size):
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def percentile(values, q):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def measure(call, latency_inputs, throughput_inputs):
+    """Latency of `call` on each batch-1 input and throughput over each list of batches.
+
+    Args:
+        call: runs one prepared batch to completion.
+        latency_inputs: prepared batch-1 inputs.
+        throughput_inputs: `{batch size: [(prepared batch, pairs in it), ...]}`.
+    """
+    for item in latency_inputs:  # warm-up pass
+        call(item)
+    for items in throughput_inputs.values():
+        for item, _ in items:
+            call(item)
+    latencies = []
+    for item in latency_inputs:
+        started = time.perf_counter()
+        call(item)
+        latencies.append(time.perf_counter() - started)
+    result = {"p50_ms": 1e3 * percentile(latencies, 50), "p99_ms": 1e3 * percentile(latencies, 99)}
+    for size, items in throughput_inputs.items():
+        started = time.perf_counter()
+        for item, _ in items:
+            call(item)
+        result[f"b{size}_pairs_per_s"] = sum(n for _, n in items) / (time.perf_counter() - started)
+    return result
+
+
+def peak_rss_mb():
+    """The process's peak resident memory (VmHWM: per process image, unlike ru_maxrss, which Linux carries
+    over from the parent across fork and exec)."""
+    with open("/proc/self/status", encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def set_tf_threads(threads):
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(threads)
+
+
+def child(spec):
+    """Measures one configuration (`spec`: the JSON of `--child`) and prints its result line."""
+    pairs = read_pairs(spec["data"])[:spec["pairs"]]
+    latency_pairs = pairs[:spec["latency_pairs"]]
+    kind, path, threads = spec["kind"], spec["path"], spec["threads"]
+    if kind.startswith("saved_model"):
+        set_tf_threads(threads)
+        import tensorflow as tf
+
+        signature = tf.saved_model.load(path).signatures["serving_default"]
+
+        def prepare(chunk):
+            return {"premise": tf.constant([p for p, _ in chunk]), "hypothesis": tf.constant([h for _, h in chunk])}
+
+        def call(inputs):
+            signature(**inputs)["probabilities"].numpy()
+    elif kind == "keras":
+        set_tf_threads(threads)
+        import tensorflow as tf
+
+        import zoo
+
+        run = zoo.load(path)
+        forward = tf.function(lambda inputs: run.model(inputs, training=False), reduce_retracing=True)
+
+        def prepare(chunk):
+            return {k: tf.constant(v) for k, v in run.encode(chunk).items()}
+
+        def call(inputs):
+            forward(inputs).numpy()
+    elif kind.startswith("tflite"):
+        import numpy as np
+
+        from zoo.export.tflite import TFLiteNLI
+
+        latency_nli = TFLiteNLI(path["b1"], num_threads=threads)
+        nli = TFLiteNLI(path["b32"], num_threads=threads)
+
+        def prepare(chunk):  # token ids (tokenized outside the measurement), in invocations of the fixed batch
+            engine = latency_nli if len(chunk) == 1 else nli
+            ids = engine.encode(chunk)
+            rows = engine.batch_size
+            out = []
+            for start in range(0, len(chunk), rows):
+                part = {k: v[start:start + rows] for k, v in ids.items()}
+                n = len(part["premise"])
+                out.append({k: np.pad(v, [[0, rows - n], [0, 0]]) for k, v in part.items()})
+            return engine, out
+
+        def call(prepared):
+            engine, invocations = prepared
+            for inputs in invocations:
+                engine._runner(**inputs)
+    else:
+        raise ValueError(kind)
+    latency = [prepare([pair]) for pair in latency_pairs]
+    throughput = {size: [(prepare(chunk), len(chunk)) for chunk in batches(pairs, size)]
+                  for size in THROUGHPUT_BATCHES}
+    result = measure(call, latency, throughput)
+    result["peak_mb"] = peak_rss_mb()
+    print(RESULT_MARK + json.dumps(result), flush=True)
+
+
+def profile_child(spec):
+    """Traces `serving_default` on batches of `spec["batch"]` pairs with the TF profiler; prints the totals."""
+    set_tf_threads(spec["threads"])
+    import collections
+    import glob
+
+    import tensorflow as tf
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    pairs = read_pairs(spec["data"])[:spec["pairs"]]
+    signature = tf.saved_model.load(spec["path"]).signatures["serving_default"]
+    inputs = [{"premise": tf.constant([p for p, _ in chunk]), "hypothesis": tf.constant([h for _, h in chunk])}
+              for chunk in batches(pairs, spec["batch"])]
+    for item in inputs:
+        signature(**item)
+    logdir = tempfile.mkdtemp(prefix="nli_zoo_profile_")
+    tf.profiler.experimental.start(logdir)
+    started = time.perf_counter()
+    for item in inputs:
+        signature(**item)["probabilities"].numpy()
+    wall = time.perf_counter() - started
+    tf.profiler.experimental.stop()
+    space = xplane_pb2.XSpace()
+    with open(glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True)[0], "rb") as f:
+        space.ParseFromString(f.read())
+    shutil.rmtree(logdir, ignore_errors=True)
+    by_type, by_part = collections.Counter(), collections.Counter()
+    for plane in space.planes:
+        for line in plane.lines:
+            if not line.name.startswith("tf_Compute"):
+                continue
+            for event in line.events:
+                name = plane.event_metadata[event.metadata_id].name
+                if ":" not in name or "::" in name:  # executor bookkeeping, not an op
+                    continue
+                path, op_type = name.rsplit(":", 1)
+                seconds = event.duration_ps / 1e12
+                by_type[op_type] += seconds
+                by_part[graph_part(path, op_type)] += seconds
+    print(RESULT_MARK + json.dumps({"wall_s": wall, "pairs": len(pairs), "by_type": dict(by_type),
+                                    "by_part": dict(by_part)}), flush=True)
+
+
+STRING_OPS = ("StringSplit", "RegexReplace", "StaticRegexReplace", "StringLower", "UnicodeTranscode", "LookupTable",
+              "RaggedTensor", "StringToHashBucket", "StaticRegexFullMatch", "StringStrip")
+
+
+def graph_part(path, op_type):
+    """The part of the serving graph an op belongs to: tokenization and lookup, or the model's layer (its
+    first name scope), marked when inside a recurrent loop."""
+    if any(key in op_type for key in STRING_OPS):
+        return "tokenization and lookup"
+    scopes = [part for part in path.split("/") if part and not part.startswith("StatefulPartitionedCall")]
+    if not scopes:
+        return "other"
+    layer = scopes[0].rstrip("0123456789").rstrip("_") or scopes[0]
+    return f"{layer} (recurrent loop)" if "/while/" in path else layer
+
+
+def print_profile(model_name, threads, batch, result):
+    wall = result["wall_s"]
+    busy = sum(result["by_type"].values())
+    print(f"\n{model_name}, serving_default at batch {batch}, {threads} thread(s): {result['pairs'] / wall:.0f} pairs/s; "
+          f"ops busy {busy:.3f} s of {wall:.3f} s wall ({100 * busy / wall:.0f}%; with several threads ops overlap)")
+    for title, table in (("by op type", result["by_type"]), ("by part of the graph", result["by_part"])):
+        print(f"  {title}:")
+        for name, seconds in sorted(table.items(), key=lambda kv: -kv[1])[:12]:
+            print(f"    {name:<48} {1e3 * seconds:9.1f} ms  {100 * seconds / busy:5.1f}%")
+
+
+TORCH_CHILD = r'''
+import json, sys, time
+spec = json.loads(sys.argv[1])
+import numpy as np
+import torch
+torch.set_num_threads(spec["threads"])
+torch.set_num_interop_threads(spec["threads"])
+sys.path.insert(0, spec["reference"])
+from esim.model import ESIM  # the reference implementation, imported from its checkout
+
+torch.manual_seed(0)
+model = ESIM(spec["vocabulary"], spec["embedding_dim"], spec["hidden_size"], dropout=0.5).eval()
+data = np.load(spec["ids"])
+
+def prepare(start, stop):
+    tensors = []
+    for side in ("premise", "hypothesis"):
+        lengths = np.maximum(data[side + "_lengths"][start:stop], 1)
+        ids = data[side][start:stop, :lengths.max()]
+        # lengths stay a CPU int64 tensor: pack_padded_sequence requires it on PyTorch >= 1.7
+        tensors += [torch.from_numpy(np.ascontiguousarray(ids)).long(), torch.from_numpy(lengths).long().cpu()]
+    return tensors[0], tensors[1], tensors[2], tensors[3]
+
+def call(args):
+    with torch.inference_mode():
+        model(*args)
+
+n = len(data["premise"])
+latency = [prepare(i, i + 1) for i in range(spec["latency_pairs"])]
+throughput = {size: [(prepare(s, min(s + size, n)), min(s + size, n) - s) for s in range(0, n, size)]
+              for size in (32, 256)}
+for item in latency:
+    call(item)
+for items in throughput.values():
+    for item, _ in items:
+        call(item)
+times = []
+for item in latency:
+    t = time.perf_counter(); call(item); times.append(time.perf_counter() - t)
+times.sort()
+pick = lambda q: times[min(len(times) - 1, int(round(q / 100 * (len(times) - 1))))]
+result = {"p50_ms": 1e3 * pick(50), "p99_ms": 1e3 * pick(99)}
+for size, items in throughput.items():
+    t = time.perf_counter()
+    for item, _ in items:
+        call(item)
+    result["b%d_pairs_per_s" % size] = sum(k for _, k in items) / (time.perf_counter() - t)
+result["peak_mb"] = next(int(l.split()[1]) / 1024 for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+result["size_bytes"] = 4 * sum(p.numel() for p in model.parameters())
+print("BENCHMARK_RESULT " + json.dumps(result), flush=True)
+'''
+
+
+def torch_inputs(args, run_dir, pairs, path):
+    """Writes the pairs' token ids (the run's vocabulary and tokenizer, truncated as the run does) for the
+    PyTorch child: `premise`, `hypothesis` int64 `[N, L]` right-padded with 0, and their lengths."""
+    import numpy as np
+
+    import zoo
+
+    run = zoo.load(run_dir)
+    ids = run.encode(pairs)
+    arrays = {}
+    for side in ("premise", "hypothesis"):
+        arrays[side] = ids[side].astype(np.int64)
+        arrays[side + "_lengths"] = (ids[side] != 0).sum(axis=1).astype(np.int64)
+    np.savez(path, **arrays)
+    return path
+
+
+def run_child(command, env=None):
+    """Runs a measuring subprocess; returns its result dict (or `{"error": ...}`)."""
+    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
+    for line in result.stdout.splitlines():
+        if line.startswith(RESULT_MARK):
+            return json.loads(line[len(RESULT_MARK):])
+    return {"error": (result.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+
+
+# Report ---------------------------------------------------------------------------------------------------
+COLUMNS = (("p50_ms", "b1 p50 ms", "{:.2f}"), ("p99_ms", "b1 p99 ms", "{:.2f}"),
+           ("b32_pairs_per_s", "b32 pairs/s", "{:.0f}"), ("b256_pairs_per_s", "b256 pairs/s", "{:.0f}"),
+           ("peak_mb", "peak MB", "{:.0f}"))
+
+
+def summarize(rounds):
+    """Median and range of each column over the rounds that succeeded."""
+    good = [r for r in rounds if "error" not in r]
+    if not good:
+        return {"error": rounds[0].get("error", "failed")}
+    out = {}
+    for key, _, _ in COLUMNS:
+        values = [r[key] for r in good]
+        out[key] = (statistics.median(values), min(values), max(values))
+    return out
+
+
+def format_row(model, variant, threads, size_bytes, summary, markdown):
+    cells = [model, variant, str(threads), f"{size_bytes / 1e6:.1f}"]
+    if "error" in summary:
+        cells += ["error: " + summary["error"]] + [""] * (len(COLUMNS) - 1)
+    else:
+        for key, _, fmt in COLUMNS:
+            median, low, high = summary[key]
+            cell = fmt.format(median)
+            if high > low and key != "peak_mb":
+                cell += f" ({fmt.format(low)}-{fmt.format(high)})"
+            cells.append(cell)
+    return ("| " + " | ".join(cells) + " |") if markdown else "  ".join(f"{c:<22}" if i > 3 else f"{c:<16}"
+                                                                          for i, c in enumerate(cells))
+
+
+def header(markdown):
+    names = ["model", "variant", "threads", "size MB"] + [title for _, title, _ in COLUMNS]
+    if markdown:
+        return "| " + " | ".join(names) + " |\n|" + "---|" * len(names)
+    return "  ".join(f"{c:<22}" if i > 3 else f"{c:<16}" for i, c in enumerate(names))
+
+
+def configuration(args, model_name, variant, threads, artifacts, pairs):
+    """One measured configuration: its subprocess command and the model's size on disk (None: reported by
+    the subprocess)."""
+    spec = {"data": args.data, "pairs": args.pairs, "latency_pairs": args.latency_pairs, "threads": threads,
+            "kind": variant}
+    own = [sys.executable, os.path.abspath(__file__), "--child"]
+    if variant == "torch":
+        import zoo
+
+        preset = zoo.get_preset(model_name)["model"]
+        spec.update(reference=os.path.abspath(args.torch_reference), vocabulary=args.vocabulary,
+                    embedding_dim=args.embedding_dim, hidden_size=preset["hidden_size"],
+                    ids=torch_inputs(args, artifacts["run"], pairs[:args.pairs],
+                                     os.path.join(args.work_dir, model_name, "torch_ids.npz")))
+        command, size = [args.torch_python, "-c", TORCH_CHILD, json.dumps(spec)], None
+    elif variant.startswith("tflite"):
+        quantize = variant.split(":")[1]
+        spec["path"] = {f"b{b}": artifacts[f"tflite:{quantize}:b{b}"] for b in TFLITE_BATCHES}
+        command, size = own + [json.dumps(spec)], disk_size(os.path.join(spec["path"]["b1"], "model.tflite"))
+    elif variant == "keras":
+        spec["path"] = artifacts["run"]
+        command, size = own + [json.dumps(spec)], disk_size(os.path.join(artifacts["run"], "best.weights.h5"))
+    else:
+        spec["path"] = artifacts[variant]
+        command, size = own + [json.dumps(spec)], disk_size(artifacts[variant])
+    return {"model": model_name, "variant": variant, "threads": threads, "command": command, "size_bytes": size,
+            "rounds": []}
+
+
+def log(message):
+    print(f"[benchmark] {message}", file=sys.stderr, flush=True)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(description="Serving speed of exported models on a CPU.")
+    parser.add_argument("--models", nargs="+", default=list(DEFAULT_MODELS))
+    parser.add_argument("--variants", nargs="+", default=None,
+                        help="saved_model, saved_model+xla, keras, tflite:none, tflite:dynamic-range, "
+                             "tflite:float16, torch (default: all that apply)")
+    parser.add_argument("--data", default=None, help="pairs: an SNLI .jsonl file or a premise/hypothesis.txt folder")
+    parser.add_argument("--pairs", type=int, default=1024, help="pairs of each throughput pass (default 1024)")
+    parser.add_argument("--latency-pairs", type=int, default=200, help="batch-1 calls of the latency pass")
+    parser.add_argument("--threads", default="1,all", help="thread settings, e.g. 1,all or 1,2,4 (default 1,all)")
+    parser.add_argument("--rounds", type=int, default=1, help="fresh subprocesses per configuration (default 1)")
+    parser.add_argument("--vocabulary", type=int, default=40000)
+    parser.add_argument("--embedding-dim", type=int, default=300)
+    parser.add_argument("--quantize", nargs="+", default=list(QUANTIZATIONS), choices=QUANTIZATIONS,
+                        help="TFLite variants to build and measure")
+    parser.add_argument("--xla-max-batch", type=int, default=0,
+                        help="also measure the SavedModel exported with --xla-max-batch N")
+    parser.add_argument("--chunk-size", type=int, default=None,
+                        help="export the SavedModels with --chunk-size N (default: export.py's, 32)")
+    parser.add_argument("--whole-batches", action="store_true",
+                        help="also measure the SavedModel exported with --chunk-size 0 (whole batches)")
+    parser.add_argument("--torch-reference", default=None, help="a checkout of github.com/coetaur0/ESIM (ESIM only)")
+    parser.add_argument("--torch-python", default=None, help="the python of an environment with PyTorch")
+    parser.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "nli_zoo_benchmark_serving"),
+                        help="where the runs and exports are built (reused by later runs)")
+    parser.add_argument("--markdown", action="store_true", help="print the table in Markdown")
+    parser.add_argument("--json", default=None, help="also write every round's figures to this file")
+    parser.add_argument("--profile", action="store_true",
+                        help="profile the SavedModel of each model instead of measuring the variants")
+    parser.add_argument("--profile-batch", type=int, default=32, help="--profile: pairs per call (default 32)")
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--profile-child", default=None, help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    if args.child:
+        child(json.loads(args.child))
+        return None
+    if args.profile_child:
+        profile_child(json.loads(args.profile_child))
+        return None
+    if args.torch_reference and not args.torch_python:
+        raise SystemExit("benchmark_serving.py: error: --torch-reference needs --torch-python")
+    cores = os.cpu_count() or 1
+    thread_settings = sorted({cores if t == "all" else int(t) for t in args.threads.split(",")})
+    pairs = read_pairs(args.data)
+    os.makedirs(args.work_dir, exist_ok=True)
+    configs = []
+    for model_name in args.models:
+        artifacts = build_artifacts(args, model_name, pairs)
+        if args.profile:
+            for threads in thread_settings:
+                spec = {"data": args.data, "pairs": args.pairs, "threads": threads, "batch": args.profile_batch,
+                        "path": artifacts["saved_model"]}
+                result = run_child([sys.executable, os.path.abspath(__file__), "--profile-child", json.dumps(spec)])
+                if "error" in result:
+                    print(f"{model_name}: profile failed: {result['error']}")
+                else:
+                    print_profile(model_name, threads, args.profile_batch, result)
+            continue
+        variants = [name for name in artifacts if name.startswith("saved_model")] + ["keras"]
+        variants += [f"tflite:{q}" for q in args.quantize]
+        if args.torch_reference and model_name == "esim":
+            variants.append("torch")
+        if args.variants:
+            variants = [v for v in variants if v in args.variants]
+        for variant in variants:
+            for threads in thread_settings:
+                configs.append(configuration(args, model_name, variant, threads, artifacts, pairs))
+    if args.profile:
+        return None
+    # Rounds go over every configuration in turn, so that each sees the same spells of a shared machine.
+    for number in range(args.rounds):
+        for config in configs:
+            log(f"{config['model']} {config['variant']} threads={config['threads']} round {number + 1}/{args.rounds}")
+            config["rounds"].append(run_child(config["command"]))
+    records, lines = [], []
+    for config in configs:
+        size = config["size_bytes"]
+        if size is None:
+            size = next((r["size_bytes"] for r in config["rounds"] if "size_bytes" in r), 0)
+        records.append({"model": config["model"], "variant": config["variant"], "threads": config["threads"],
+                        "size_bytes": size, "rounds": config["rounds"]})
+        lines.append(format_row(config["model"], config["variant"], config["threads"], size,
+                                summarize(config["rounds"]), args.markdown))
+    machine = (f"{platform.processor() or platform.machine()}, {cores} cores, Python {platform.python_version()}, "
+               f"{args.rounds} round(s) per configuration")
+    print(f"# {machine}; pairs: {args.data or 'zoo/data/sample (shipped SNLI rows)'}")
+    print(header(args.markdown))
+    print("\n".join(lines))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"machine": machine, "records": records}, f, indent=2)
+    return records
+
+
+if __name__ == "__main__":
+    main()
