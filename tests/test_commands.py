@@ -75,4 +75,11 @@ def test_train_export_preset_and_predict_from_another_directory(tmp_path):
               "print(json.dumps([float(x) for x in p]))" % PAIR)
     probabilities = json.loads(run([sys.executable, "-c", script], tmp_path).strip().splitlines()[-1])
     assert probabilities == pytest.approx([expected["probabilities"][k] for k in ("entailment", "neutral",
-                                                                                   "contradiction")], abs=1e-4)
+                                                                                   "contradiction")], abs=1e-6)
+    # bowman_lstm attends to nothing: --show-attention is refused before any prediction is printed
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    refused = subprocess.run([cli, "predict", "--run-dir", "R", "--premise", PAIR[0], "--hypothesis", PAIR[1],
+                              "--show-attention"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.strip().splitlines()[-1] == ("nli-zoo predict: error: this model has no attention to show "
+                                                       "(--show-attention, --attention-png)")

@@ -131,13 +131,10 @@ def format_prediction(prediction):
     return "\n".join(lines)
 
 
-def show_attention(predictor, args):
-    """Prints the text heatmap(s) and/or saves the PNG of the single pair."""
+def show_attention(explanation, args):
+    """Prints the text heatmap(s) and/or saves the PNG of the single pair's `Explanation`."""
     from zoo.export.predictor import alignment_grid, save_attention_png, text_heatmap
 
-    explanation = predictor.explain(args.premise, args.hypothesis, args.premise_parse, args.hypothesis_parse)
-    if not explanation.maps:
-        raise PredictError("this model has no attention to show")
     if args.show_attention:
         for name in explanation.maps:
             what = ("rows: premise, columns: hypothesis" if name == "attention_reverse"
@@ -153,7 +150,9 @@ def show_attention(predictor, args):
 
 def write_predictions(predictions, path):
     """Writes one JSON line per prediction to `path` (stdout when None)."""
-    text = "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in predictions)
+    rounded = [{**p, "probabilities": {name: round(float(v), 6) for name, v in p["probabilities"].items()}}
+               for p in predictions]
+    text = "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in rounded)
     if path is None:
         sys.stdout.write(text)
         return
@@ -170,6 +169,11 @@ def predict(args):
     pairs = read_pairs(args.input) if args.input else \
         [(args.premise, args.hypothesis, args.premise_parse, args.hypothesis_parse)]
     predictor = open_model(args)
+    explanation = None
+    if args.show_attention or args.attention_png:  # checked before anything is printed
+        explanation = predictor.explain(args.premise, args.hypothesis, args.premise_parse, args.hypothesis_parse)
+        if not explanation.maps:
+            raise PredictError("this model has no attention to show (--show-attention, --attention-png)")
     try:
         predictions = predictor.predict(pairs, batch_size=args.batch_size)
     except ValueError as error:  # a parse whose leaves are not the sentence's tokens, or too deep
@@ -178,8 +182,8 @@ def predict(args):
         write_predictions(predictions, args.output)
         return predictions
     print(format_prediction(predictions[0]))
-    if args.show_attention or args.attention_png:
-        show_attention(predictor, args)
+    if explanation is not None:
+        show_attention(explanation, args)
     return predictions
 
 

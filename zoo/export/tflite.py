@@ -175,7 +175,7 @@ def export_tflite(run, out_dir, batch_size=1, overwrite=False, max_vocabulary=No
     log = log or (lambda line: None)
     path = os.path.join(out_dir, MODEL_FILE)
     if os.path.exists(path) and not overwrite:
-        raise ExportError(f"{path} already exists; choose another --out")
+        raise ExportError(f"{path} already exists; pass --overwrite to replace it, or choose another --out")
     exported, vocabulary = cut_vocabulary(run, max_vocabulary)
     report = {"model": run.config["model"], "quantize": quantize or "none", "batch_size": int(batch_size),
               "vocabulary": dict(vocabulary, run_size=len(run.vocab))}
