@@ -322,15 +322,18 @@ STRING_OPS = ("StringSplit", "RegexReplace", "StaticRegexReplace", "StringLower"
 
 
 def graph_part(path, op_type):
-    """The part of the serving graph an op belongs to: tokenization and lookup, or the model's layer (its
-    first name scope), marked when inside a recurrent loop."""
+    """The part of the serving graph an op belongs to: tokenization and lookup, or the model's layer (the
+    first name scope inside the innermost function call, past the chunk loop and branches), marked when
+    inside the layer's recurrent loop."""
     if any(key in op_type for key in STRING_OPS):
         return "tokenization and lookup"
-    scopes = [part for part in path.split("/") if part and not part.startswith("StatefulPartitionedCall")]
-    if not scopes:
-        return "other"
-    layer = scopes[0].rstrip("0123456789").rstrip("_") or scopes[0]
-    return f"{layer} (recurrent loop)" if "/while/" in path else layer
+    parts = [part for part in path.split("/") if part]
+    calls = [i for i, part in enumerate(parts) if part.startswith(("StatefulPartitionedCall", "PartitionedCall"))]
+    inner = parts[calls[-1] + 1:] if calls else parts
+    if len(inner) < 2:  # ops of the serving function itself (sorting, padding, labels)
+        return "serving function"
+    layer = inner[0].rstrip("0123456789").rstrip("_") or inner[0]
+    return f"{layer} (recurrent loop)" if "while" in inner[1:] else layer
 
 
 def print_profile(model_name, threads, batch, result):
