@@ -157,7 +157,9 @@ def write_predictions(predictions, path):
         sys.stdout.write(text)
         return
     try:
-        with open(path, "w", encoding="utf-8") as f:
+        from zoo.fileio import atomic_write
+
+        with atomic_write(path, "w", encoding="utf-8") as f:
             f.write(text)
     except OSError as error:
         raise PredictError(f"cannot write {path}: {error}") from None

@@ -101,7 +101,9 @@ class Vocabulary:
         """
         if os.path.isdir(path):
             path = os.path.join(path, "vocab.txt")
-        with open(path, "w", encoding="utf-8") as f:
+        from zoo.fileio import atomic_write
+
+        with atomic_write(path, "w", encoding="utf-8") as f:  # a kill leaves the old file or the new one
             f.write("\n".join(self.words) + "\n")
         return path
 

@@ -4,6 +4,8 @@ import json
 import os
 import re
 
+from zoo.fileio import atomic_path, atomic_write
+
 SET_TITLES = {"breaking_nli": "Breaking NLI (Glockner et al. 2018)", "hans": "HANS (McCoy et al. 2019)",
               "snli_hard": "SNLI hard (Gururangan et al. 2018)", "stress_tests": "Stress tests (Naik et al. 2018)",
               "anli": "ANLI (Nie et al. 2020)", "behaviour": "Behaviour tests (CheckList-style, generated)",
@@ -228,7 +230,7 @@ def write_json(report, out_dir):
     """Writes the report to `OUT_DIR/diagnostics.json`; returns the path."""
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, JSON_FILE)
-    with open(path, "w", encoding="utf-8") as f:
+    with atomic_write(path, "w", encoding="utf-8") as f:
         json.dump(report, f, indent=2, ensure_ascii=False, default=float)
         f.write("\n")
     return path
@@ -323,7 +325,8 @@ def write_charts(report, out_dir):
     paths = {}
     for name, figure in figures(report).items():
         path = os.path.join(out_dir, f"diagnostics_{name}.png")
-        figure.savefig(path, dpi=100)
+        with atomic_path(path) as tmp:
+            figure.savefig(tmp, dpi=100, format="png")
         plt.close(figure)
         paths[name] = path
     return paths

@@ -39,6 +39,8 @@ import os
 
 import tensorflow as tf
 
+from zoo import fileio
+
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
 BATCHING_FILE = "batching_parameters.txt"
 MODELS_CONFIG_FILE = "models.config"
@@ -259,10 +261,8 @@ def version_labels(model_dir, canary, stable=None):
 
 
 def _write_text(path, text):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
+    with fileio.atomic_write(path, "w", encoding="utf-8") as f:  # a per-process temporary name, then renamed
         f.write(text)
-    os.replace(tmp, path)
     return path
 
 

@@ -44,6 +44,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from zoo import fileio
 from zoo.constants import PAD_NODE
 from zoo.data.vocab import PAD_ID
 from zoo.export.saved_model import ExportError, INPUT_NAMES, max_lengths
@@ -202,7 +203,7 @@ def export_tflite(run, out_dir, batch_size=1, overwrite=False, max_vocabulary=No
                            for name, shape in input_shapes(run.model, batch_size, lengths).items()},
                 "outputs": {name: {"dtype": "float32", "shape": shape} for name, shape in outputs.items()}}
     _write_json(os.path.join(out_dir, METADATA_FILE), metadata)
-    with open(path, "wb") as f:
+    with fileio.atomic_write(path, "wb") as f:
         f.write(flatbuffer)
     report["size_bytes"] = len(flatbuffer)
     log(f"{path}: {len(flatbuffer) / 1e6:.2f} MB ({report['quantize']})")
@@ -225,9 +226,7 @@ def read_report(path):
 
 
 def _write_json(path, value):
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(value, f, indent=2)
-        f.write("\n")
+    fileio.write_json(path, value)
 
 
 def test_examples_of(run, source=None):
