@@ -572,6 +572,12 @@ def test_quantized_export_is_smaller_and_checked_against_the_float_model(device_
     assert accuracy["examples"] == len(device_exports["examples"])
     assert accuracy["difference_points"] == pytest.approx(100 * (accuracy["tflite"] - accuracy["reference"]), abs=1e-3)
     assert accuracy["within_target"] == (abs(accuracy["difference_points"]) <= 0.5)
+    # the largest probability change over the test split (cut vocabulary and int8 weights together)
+    examples = device_exports["examples"]
+    pairs_of_split = [(e["premise"], e["hypothesis"]) for e in examples]
+    change = np.abs(TFLiteNLI(device_exports["paths"]["dynamic-range"]).predict_probabilities(pairs_of_split)
+                    - device_exports["run"].predict_probabilities(pairs_of_split)).max()
+    assert accuracy["max_probability_difference"] == pytest.approx(change, abs=1e-6) and change > 0
     # the quantized weights move the probabilities a little, not the interface
     pairs = [pair[:2] for pair in PAIRS]
     quantized = TFLiteNLI(device_exports["paths"]["dynamic-range"]).predict_probabilities(pairs)

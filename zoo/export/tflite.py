@@ -213,7 +213,8 @@ def export_tflite(run, out_dir, batch_size=1, overwrite=False, max_vocabulary=No
         log(f"test accuracy ({accuracy['examples']} pairs): float model {accuracy['reference']:.2%}, this export "
             f"{accuracy['tflite']:.2%}, difference {accuracy['difference_points']:+.2f} points "
             f"({'within' if accuracy['within_target'] else 'BEYOND'} the {ACCURACY_TARGET_POINTS} point target); "
-            f"same label on {accuracy['agreement']:.2%} of the pairs")
+            f"same label on {accuracy['agreement']:.2%} of the pairs, probabilities within "
+            f"{accuracy['max_probability_difference']:.1e}")
     _write_json(os.path.join(out_dir, REPORT_FILE), report)
     return path
 
@@ -261,18 +262,22 @@ def check_accuracy(run, nli, examples):
         examples: dicts with `premise`, `hypothesis`, `label` (and parses).
 
     Returns:
-        `{"examples", "reference", "tflite", "difference_points", "agreement", "within_target"}` (accuracies
-        as fractions; the difference in points, export minus float).
+        `{"examples", "reference", "tflite", "difference_points", "agreement", "within_target",
+        "max_probability_difference"}` (accuracies as fractions; the difference in points, export minus
+        float; the largest absolute difference of one class probability over the examples).
     """
     pairs = [(e["premise"], e["hypothesis"], e.get("premise_binary_parse", ""), e.get("hypothesis_binary_parse", ""))
              for e in examples]
     gold = np.asarray([e["label"] for e in examples])
-    reference = run.predict_probabilities(pairs).argmax(-1)
-    exported = nli.predict_probabilities(pairs).argmax(-1)
+    reference_probabilities = run.predict_probabilities(pairs)
+    exported_probabilities = nli.predict_probabilities(pairs)
+    reference, exported = reference_probabilities.argmax(-1), exported_probabilities.argmax(-1)
     result = {"examples": len(pairs), "reference": float(np.mean(reference == gold)),
               "tflite": float(np.mean(exported == gold)), "agreement": float(np.mean(reference == exported))}
     result["difference_points"] = round(100 * (result["tflite"] - result["reference"]), 4)
     result["within_target"] = abs(result["difference_points"]) <= ACCURACY_TARGET_POINTS
+    result["max_probability_difference"] = float(np.max(np.abs(exported_probabilities - reference_probabilities),
+                                                        initial=0.0))
     return result
 
 
