@@ -1,0 +1,180 @@
+"""The fused bidirectional LSTM answers, learns and loads exactly like Keras's `Bidirectional(LSTM)`."""
+
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from zoo.layers.recurrent import BidirectionalLSTM
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOLERANCE = 1e-5
+
+
+def make_inputs(seed=0, batch=5, length=7, dim=6):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(batch, length, dim)).astype("float32")
+    lengths = np.array([7, 3, 1, 5, 0])[:batch]                   # full, short, one word, empty
+    mask = np.arange(length)[None, :] < lengths[:, None]
+    mask[4, 0] = True                                             # the zoo's recurrent_mask: position 0 is real
+    return x, mask
+
+
+def make_layer(units=4, dim=6):
+    layer = BidirectionalLSTM(units, name="bi")
+    layer.build((None, None, dim))
+    rng = np.random.default_rng(1)
+    for variable in layer.weights:  # non-trivial weights, biases included
+        variable.assign(rng.normal(scale=0.5, size=variable.shape).astype("float32"))
+    return layer
+
+
+def both_paths(layer, x, mask):
+    """The fused loop's and Keras's outputs of a training step (the layers have no dropout)."""
+    layer.fused = True
+    fused = np.asarray(layer(x, mask=mask, training=True))
+    layer.fused = False
+    reference = np.asarray(layer(x, mask=mask, training=True))
+    layer.fused = "auto"
+    return fused, reference
+
+
+def test_fused_loop_equals_keras_bidirectional_on_right_padded_sentences():
+    layer = make_layer()
+    x, mask = make_inputs()
+    fused, reference = both_paths(layer, x, mask)
+    assert fused.shape == (5, 7, 8)
+    np.testing.assert_allclose(fused, reference, atol=TOLERANCE, rtol=0)
+    assert np.all(fused[~mask] == 0)                             # zeros at padding, as Keras's
+    fused, reference = both_paths(layer, x, None)
+    np.testing.assert_allclose(fused, reference, atol=TOLERANCE, rtol=0)
+
+
+def test_fused_loop_in_a_graph_with_open_lengths():
+    """Training feeds batches whose sentence length is unknown when the step is traced."""
+    layer = make_layer()
+    x, mask = make_inputs()
+    layer.fused = True
+    step = tf.function(lambda x, m: layer(x, mask=m, training=True),
+                       input_signature=[tf.TensorSpec([None, None, 6]), tf.TensorSpec([None, None], tf.bool)])
+    np.testing.assert_allclose(np.asarray(step(x, mask)), np.asarray(layer(x, mask=mask)), atol=TOLERANCE, rtol=0)
+    np.testing.assert_allclose(np.asarray(step(x[:, :3], mask[:, :3])), np.asarray(layer(x[:, :3], mask=mask[:, :3])),
+                               atol=TOLERANCE, rtol=0)                 # inference: Keras's loops
+
+
+def test_padding_changes_no_real_position():
+    layer = make_layer()
+    x, mask = make_inputs()
+    longer = np.concatenate([x, np.random.default_rng(3).normal(size=(5, 4, 6)).astype("float32")], axis=1)
+    longer_mask = np.concatenate([mask, np.zeros((5, 4), bool)], axis=1)
+    layer.fused = True
+    short = np.asarray(layer(x, mask=mask, training=True))
+    long = np.asarray(layer(longer, mask=longer_mask, training=True))
+    np.testing.assert_allclose(long[:, :7], short, atol=TOLERANCE, rtol=0)
+
+
+def test_fused_gradients_equal_keras_gradients():
+    layer = make_layer()
+    x, mask = make_inputs()
+    target = np.random.default_rng(2).normal(size=(5, 7, 8)).astype("float32")
+    gradients = {}
+    for fused in (True, False):
+        layer.fused = fused
+        inputs = tf.constant(x)
+        with tf.GradientTape() as tape:
+            tape.watch(inputs)
+            loss = tf.reduce_sum(layer(inputs, mask=mask, training=True) * target)
+        gradients[fused] = tape.gradient(loss, [inputs] + [v.value for v in layer.trainable_variables])
+    for ours, theirs in zip(gradients[True], gradients[False]):
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), atol=1e-4, rtol=1e-4)
+
+
+def test_auto_fuses_on_a_cpu_and_config_round_trips():
+    layer = BidirectionalLSTM(3, name="encoder")
+    assert layer.uses_fused_loop()                                # this machine has no GPU
+    assert [layer.forward_layer.name, layer.backward_layer.name] == ["forward_encoder", "backward_encoder"]
+    copy = BidirectionalLSTM.from_config(BidirectionalLSTM(3, name="encoder", fused=False).get_config())
+    assert copy.units == 3 and copy.fused is False and copy.backward_layer.go_backwards
+    with pytest.raises(ValueError, match="fused must be"):
+        BidirectionalLSTM(3, name="x", fused="yes")
+
+
+def test_weights_load_from_a_keras_bidirectional_checkpoint(tmp_path):
+    """The same variables under the same paths: a checkpoint of a model holding a plain Bidirectional(LSTM)
+    loads into the same model holding a BidirectionalLSTM (the zoo's models hold them as attributes)."""
+    class Holder(keras.Model):
+        def __init__(self, encoder):
+            super().__init__()
+            self.encoder = encoder
+
+        def call(self, x):
+            return self.encoder(x)
+
+    def model_of(layer):
+        model = Holder(layer)
+        model(np.zeros((1, 2, 6), "float32"))
+        return model
+
+    keras.utils.set_random_seed(4)
+    plain = model_of(keras.layers.Bidirectional(
+        keras.layers.LSTM(4, return_sequences=True, name="forward_bi"),
+        backward_layer=keras.layers.LSTM(4, return_sequences=True, go_backwards=True, name="backward_bi"), name="bi"))
+    plain.save_weights(tmp_path / "plain.weights.h5")
+    ours = model_of(BidirectionalLSTM(4, name="bi"))
+    ours.load_weights(tmp_path / "plain.weights.h5")
+    x, _ = make_inputs()
+    np.testing.assert_allclose(np.asarray(ours(x)), np.asarray(plain(x)), atol=TOLERANCE, rtol=0)
+
+
+JAX_SCRIPT = """
+import json, sys
+import numpy as np
+import keras
+assert keras.backend.backend() == "jax"
+sys.path.insert(0, "tests")
+from test_recurrent import both_paths, make_inputs, make_layer
+layer = make_layer()
+x, mask = make_inputs()
+fused, reference = both_paths(layer, x, mask)
+sys.path.insert(0, ".")
+from test_recurrent import test_a_training_step_of_a_model_is_the_same_on_either_loop as same_step
+same_step("esim")  # jax.custom_gradient: one training step moves every weight as Keras's loops do
+print("JAX_DIFFERENCE " + json.dumps(float(np.abs(fused - reference).max())))
+"""
+
+
+def test_fused_loop_and_its_gradient_under_jax():
+    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu"}
+    proc = subprocess.run([sys.executable, "-c", JAX_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("JAX_DIFFERENCE ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    assert json.loads(lines[-1].split(" ", 1)[1]) <= TOLERANCE
+
+
+@pytest.mark.parametrize("name", ["esim", "paria_bilstm"])
+def test_a_training_step_of_a_model_is_the_same_on_either_loop(name):
+    """Whole models: one SGD step with the fused loops and one with Keras's move every weight alike
+    (dropout off, so that both steps see the same function)."""
+    from tests import test_case as tc
+    from zoo.training.kernels import iter_layers
+
+    batch, labels = tc.random_pairs(batch=4), np.arange(4) % 3
+    weights = {}
+    for fused in (True, False):
+        model = tc.make_model(name, dropout=0.0) if name == "esim" else tc.make_model(name)
+        layers = [layer for layer in iter_layers(model) if isinstance(layer, BidirectionalLSTM)]
+        assert layers
+        for layer in layers:
+            layer.fused = fused
+        model.compile(optimizer=keras.optimizers.SGD(0.5),
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model.train_on_batch(batch, labels)
+        weights[fused] = [np.asarray(v) for v in model.trainable_variables]
+    for ours, theirs in zip(weights[True], weights[False]):
+        np.testing.assert_allclose(ours, theirs, atol=1e-4, rtol=1e-4)
