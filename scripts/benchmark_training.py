@@ -4,6 +4,9 @@ batch shapes and peak memory, each model at its paper size.
     python scripts/benchmark_training.py                          # every registered model, this backend
     KERAS_BACKEND=jax python scripts/benchmark_training.py --models esim rocktaschel_wbw --runs 2
     python scripts/benchmark_training.py --data ../shared/data/snli_1.0_dev_tokens --shapes-only
+    python scripts/benchmark_training.py --models esim --threads 1 --runs 3 --vocabulary 40000 \
+        --torch-reference ESIM --torch-python /path/to/torch-env/bin/python
+    python scripts/benchmark_training.py --models esim --threads 1 --runs 1 --vocabulary 40000 --profile
 
 Needs no TensorFlow (so it runs under JAX on a machine without it): pairs come as tokens (the leaves of
 SNLI's binary parses in the shipped rows, or a folder of premise.txt / hypothesis.txt / label.txt), are
@@ -21,6 +24,16 @@ shows what a rerun of the same training command pays. Columns:
 - `steady epoch s`, `pairs/s`: the mean of `--epochs` further epochs;
 - `peak memory`: the accelerator's peak bytes in use where the backend reports it, else the process's
   peak resident memory (marked `host`).
+
+`--threads N` runs each measuring process on N threads (TensorFlow's intra- and inter-op pools; under
+JAX, XLA's CPU thread pool). `--torch-reference DIR` (a checkout of github.com/coetaur0/ESIM, the folder
+holding `esim/`) with `--torch-python` (an environment with PyTorch; the zoo never depends on it) also
+trains the reference's `ESIM` on the same batches, epoch by epoch, as its own training script does (Adam
+at 0.0004, cross-entropy, gradients clipped to norm 10, dropout 0.5, every word vector trained; each
+batch cut to its longest sentences and packed by the reference), on the same threads, `--runs` times;
+the zoo's run pads each batch to its length-grid shape. ESIM only; the table then gives both and their
+ratio. `--profile` (TensorFlow) instead traces one epoch after the first with the TensorFlow profiler and
+prints the ops' time by op type and by part of the model (recurrent loops and gradients apart).
 """
 
 import argparse
@@ -219,6 +232,11 @@ def measure(name, args):
     from zoo.training.losses import NLILoss
     from zoo.training.model import make_optimizer
 
+    if args.threads and keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+        tf.config.threading.set_inter_op_parallelism_threads(args.threads)
     preset = zoo.get_preset(name)
     overrides = {k: v for k, v in (("hidden_size", args.hidden_size),) if v and k in preset["model"]}
     batch_size = args.batch_size or preset["train"]["batch_size"]
@@ -227,7 +245,8 @@ def measure(name, args):
     lower = preset["data"]["lowercase"]
     vocab = Vocabulary.build([[t.lower() if lower else t for t in p[k]] for p in pairs for k in (0, 1)])
     keras.utils.set_random_seed(0)
-    model = zoo.create_model(name, vocabulary_size=len(vocab), embedding_dim=args.embedding_dim,
+    vocabulary_size = max(len(vocab), args.vocabulary)  # rows past the data's words: a realistic table size
+    model = zoo.create_model(name, vocabulary_size=vocabulary_size, embedding_dim=args.embedding_dim,
                              tunable_words="all", **overrides)
     model.compile(optimizer=make_optimizer(preset["train"]), loss=NLILoss(),
                   weighted_metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
@@ -235,9 +254,13 @@ def measure(name, args):
     batches = Batches(pairs, vocab, preset, batch_size)
     data = feed(batches)
     shapes = {shape for _, shape in batches.plan(0)}
+    if args.torch_batches:  # the same batches, epoch by epoch, for the PyTorch reference
+        write_batches(batches, 1 + args.epochs, args.torch_batches)
     started = time.time()
     model.fit(data, epochs=1, verbose=0)
     first = time.time() - started
+    if args.profile:
+        return profile_epoch(model, data, name, len(pairs))
     started = time.time()
     model.fit(data, epochs=args.epochs, verbose=0)
     steady = (time.time() - started) / args.epochs
@@ -246,7 +269,124 @@ def measure(name, args):
             "hidden_size": overrides.get("hidden_size", preset["model"].get("hidden_size")),
             "params": int(model.count_params_without_embeddings()), "shapes": len(shapes),
             "first_epoch_s": first, "steady_epoch_s": steady, "pairs_per_s": len(pairs) / steady,
-            "peak_memory_bytes": memory, "peak_memory_where": where, "jit_compile": str(model.jit_compile)}
+            "peak_memory_bytes": memory, "peak_memory_where": where, "jit_compile": str(model.jit_compile),
+            "threads": args.threads or "all", "vocabulary_size": vocabulary_size}
+
+
+def profile_epoch(model, data, name, pairs):
+    """One epoch under the TensorFlow profiler: where the training step's time goes, by op type and by
+    part of the model (the first name scopes of the op, forward pass and gradient apart)."""
+    import collections
+    import glob
+    import shutil
+
+    import tensorflow as tf
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    logdir = tempfile.mkdtemp(prefix="nli_zoo_profile_")
+    tf.profiler.experimental.start(logdir)
+    started = time.time()
+    model.fit(data, epochs=1, verbose=0)
+    wall = time.time() - started
+    tf.profiler.experimental.stop()
+    space = xplane_pb2.XSpace()
+    with open(glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True)[0], "rb") as f:
+        space.ParseFromString(f.read())
+    shutil.rmtree(logdir, ignore_errors=True)
+    by_type, by_part = collections.Counter(), collections.Counter()
+    for plane in space.planes:
+        for line in plane.lines:
+            if not line.name.startswith("tf_Compute"):
+                continue
+            for event in line.events:
+                op = plane.event_metadata[event.metadata_id].name
+                if ":" not in op or "::" in op:  # executor bookkeeping, not an op
+                    continue
+                path, op_type = op.rsplit(":", 1)
+                parts = [part for part in path.split("/") if part and not part.startswith(
+                    ("StatefulPartitionedCall", "PartitionedCall", "while", "body", "_"))]
+                part = "/".join(parts[:3 if parts and parts[0] == "gradient_tape" else 2]).rstrip("_0123456789")
+                by_type[op_type] += event.duration_ps / 1e12
+                by_part[part + (" (loop)" if "/while/" in path else "")] += event.duration_ps / 1e12
+    busy = sum(by_type.values())
+    return {"model": name, "profile": True, "wall_s": wall, "pairs": pairs, "pairs_per_s": pairs / wall,
+            "busy_s": busy, "by_type": dict(by_type.most_common(15)), "by_part": dict(by_part.most_common(20))}
+
+
+def print_profile(result):
+    print(f"{result['model']}: one epoch of {result['pairs']} pairs in {result['wall_s']:.2f} s "
+          f"({result['pairs_per_s']:.1f} pairs/s under the profiler); ops busy {result['busy_s']:.2f} s")
+    for title in ("by_type", "by_part"):
+        print(f"  {title.replace('_', ' ')}:")
+        for key, seconds in result[title].items():
+            print(f"    {key:<64} {1e3 * seconds:9.1f} ms  {100 * seconds / result['busy_s']:5.1f}%")
+
+
+def write_batches(batches, epochs, path):
+    """Writes every batch of `epochs` epochs (ids, labels, weights; as `fit` sees them) for the PyTorch child."""
+    import numpy as np
+
+    arrays, count = {}, 0
+    for epoch in range(epochs):
+        for indices, shape in batches.plan(epoch):
+            features, labels, weights = batches.batch(indices, shape)
+            arrays.update({f"{count}_premise": features["premise"], f"{count}_hypothesis": features["hypothesis"],
+                           f"{count}_labels": labels, f"{count}_weights": weights, f"{count}_epoch": np.int32(epoch)})
+            count += 1
+    np.savez(path, count=np.int32(count), **arrays)
+
+
+TORCH_CHILD = r'''
+import json, resource, sys, time
+spec = json.loads(sys.argv[1])
+import numpy as np
+import torch
+from torch import nn
+if spec["threads"]:
+    torch.set_num_threads(spec["threads"])
+    torch.set_num_interop_threads(spec["threads"])
+sys.path.insert(0, spec["reference"])
+from esim.model import ESIM  # the reference implementation, imported from its checkout
+
+torch.manual_seed(0)
+model = ESIM(spec["vocabulary"], spec["embedding_dim"], spec["hidden_size"], dropout=0.5, num_classes=3)
+model.train()
+optimizer = torch.optim.Adam(model.parameters(), lr=4e-4)
+criterion = nn.CrossEntropyLoss(reduction="none")
+data = np.load(spec["batches"])
+epochs = {}
+for i in range(int(data["count"])):
+    tensors = []
+    for side in ("premise", "hypothesis"):
+        ids = data[f"{i}_{side}"]
+        lengths = np.maximum((ids != 0).sum(axis=1), 1)
+        # the reference's collation: each batch padded to its longest sentence; lengths on the CPU
+        tensors += [torch.from_numpy(np.ascontiguousarray(ids[:, :lengths.max()])).long(),
+                    torch.from_numpy(lengths).long()]
+    weights = torch.from_numpy(data[f"{i}_weights"]).float()
+    epochs.setdefault(int(data[f"{i}_epoch"]), []).append(
+        (tensors, torch.from_numpy(data[f"{i}_labels"]).long(), weights))
+
+def step(tensors, labels, weights):
+    optimizer.zero_grad()
+    logits, _ = model(*tensors)
+    loss = (criterion(logits, labels) * weights).sum() / weights.sum().clamp(min=1.0)  # filler rows weigh 0
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), 10.0)
+    optimizer.step()
+
+times = {}
+for epoch, items in sorted(epochs.items()):
+    started = time.perf_counter()
+    for item in items:
+        step(*item)
+    times[epoch] = time.perf_counter() - started
+pairs = sum(float(w.sum()) for _, _, w in epochs[0])
+steady = sum(times[e] for e in times if e > 0) / max(len(times) - 1, 1)
+print("RESULT " + json.dumps({"first_epoch_s": times[0], "steady_epoch_s": steady, "pairs_per_s": pairs / steady,
+                              "peak_memory_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                              "threads": spec["threads"] or "all", "torch": torch.__version__}), flush=True)
+'''
 
 
 def shapes_only(args):
@@ -272,6 +412,45 @@ def shapes_only(args):
         padded = sum((args.batch_size or 32) * (s[0] + s[1]) for _, s in batches)
         print(f"max lengths {key}: {grid}: {len({s for _, s in batches})} shapes in {len(batches)} batches; "
               f"real tokens {float((lp.sum() + lh.sum()) / padded):.1%} of padded positions")
+
+
+def torch_runs(args, zoo_run, batches_file):
+    """Trains the PyTorch reference ESIM on the batches the zoo's first run wrote, `--runs` times."""
+    import zoo
+
+    preset = zoo.get_preset("esim")
+    spec = {"reference": os.path.abspath(args.torch_reference), "batches": batches_file, "threads": args.threads,
+            "vocabulary": zoo_run["vocabulary_size"], "embedding_dim": args.embedding_dim,
+            "hidden_size": args.hidden_size or preset["model"]["hidden_size"]}
+    results = []
+    for run in range(args.runs):
+        done = subprocess.run([args.torch_python, "-c", TORCH_CHILD, json.dumps(spec)], capture_output=True, text=True)
+        result = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+        if done.returncode or not result:
+            print(f"PyTorch reference: run {run + 1} failed:\n{done.stderr[-3000:]}", file=sys.stderr, flush=True)
+            break
+        results.append(json.loads(result[0][len("RESULT "):]))
+        print(f"PyTorch reference ESIM run {run + 1}: first epoch {results[-1]['first_epoch_s']:.1f} s, steady "
+              f"{results[-1]['steady_epoch_s']:.2f} s ({results[-1]['pairs_per_s']:,.0f} pairs/s), torch "
+              f"{results[-1]['torch']}", flush=True)
+    return results
+
+
+def comparison(rows, references):
+    """The zoo against the PyTorch reference: pairs/s of every run (median, range) and the ratio of medians."""
+    import statistics
+
+    lines = ["| model | threads | zoo pairs/s (runs) | PyTorch reference pairs/s (runs) | zoo / PyTorch |",
+             "|---|---:|---:|---:|---:|"]
+    for name, reference in references.items():
+        if not reference:
+            continue
+        ours = [m["pairs_per_s"] for m in rows[name]]
+        theirs = [m["pairs_per_s"] for m in reference]
+        cell = lambda v: f"{statistics.median(v):,.1f} ({min(v):,.1f}-{max(v):,.1f}, {len(v)})"
+        lines.append(f"| `{name}` | {rows[name][0]['threads']} | {cell(ours)} | {cell(theirs)} | "
+                     f"{statistics.median(ours) / statistics.median(theirs):.2f}x |")
+    return "\n".join(lines)
 
 
 def table(rows, runs):
@@ -301,11 +480,21 @@ def main(argv=None):
     parser.add_argument("--hidden-size", type=int, default=None, help="override the paper sizes")
     parser.add_argument("--batch-size", type=int, default=None, help="override the presets' batch sizes")
     parser.add_argument("--embedding-dim", type=int, default=300)
+    parser.add_argument("--vocabulary", type=int, default=0,
+                        help="rows of the word-vector table (default: the data's words; at least those)")
     parser.add_argument("--jit-compile", default="auto", choices=("auto", "true", "false"))
     parser.add_argument("--shapes-only", action="store_true", help="only print batch shapes and padding")
     parser.add_argument("--json", help="also write every figure to this JSON file")
+    parser.add_argument("--threads", type=int, default=0, help="threads of each measuring process (default: all)")
+    parser.add_argument("--torch-reference", default=None, help="a checkout of github.com/coetaur0/ESIM (ESIM only)")
+    parser.add_argument("--torch-python", default=None, help="the python of an environment with PyTorch")
+    parser.add_argument("--profile", action="store_true",
+                        help="TensorFlow: profile one epoch after the first and print where the time goes")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: measure one model and print JSON
+    parser.add_argument("--torch-batches", default=None, help=argparse.SUPPRESS)  # internal: write the batches here
     args = parser.parse_args(argv)
+    if args.torch_reference and not args.torch_python:
+        parser.error("--torch-reference needs --torch-python")
     args.jit_compile = {"auto": "auto", "true": True, "false": False}.get(args.jit_compile, args.jit_compile)
 
     if args.one:
@@ -319,6 +508,11 @@ def main(argv=None):
     import zoo
 
     args.models = args.models or zoo.list_models()
+    if args.threads:
+        import keras
+
+        if keras.backend.backend() != "tensorflow":
+            parser.error("--threads sets TensorFlow's thread pools; run it with KERAS_BACKEND=tensorflow")
     if args.shapes_only:
         shapes_only(args)
         return 0
@@ -329,15 +523,21 @@ def main(argv=None):
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPU cores, {platform.platform()}; python "
           f"{platform.python_version()}; keras {keras.__version__} ({keras.backend.backend()}); compile cache: {cache}",
           flush=True)
-    rows = {}
+    rows, references = {}, {}
     for name in args.models:
         rows[name] = []
         for run in range(args.runs):
             command = [sys.executable, os.path.abspath(__file__), "--one", name, "--compile-cache", cache,
                        "--pairs", str(args.pairs), "--epochs", str(args.epochs), "--embedding-dim",
                        str(args.embedding_dim), "--jit-compile", str(args.jit_compile).lower()]
+            batches_file = (os.path.join(cache, f"{name}_batches.npz")
+                            if args.torch_reference and name == "esim" and run == 0 else None)
+            if args.profile:
+                command.append("--profile")
             for option, value in (("--data", args.data), ("--hidden-size", args.hidden_size),
-                                  ("--batch-size", args.batch_size)):
+                                  ("--batch-size", args.batch_size), ("--threads", args.threads),
+                                  ("--vocabulary", args.vocabulary),
+                                  ("--torch-batches", batches_file)):
                 if value:
                     command += [option, str(value)]
             done = subprocess.run(command, env=env, capture_output=True, text=True)
@@ -347,16 +547,25 @@ def main(argv=None):
                 break
             rows[name].append(json.loads(result[0][len("RESULT "):]))
             m = rows[name][-1]
+            if m.get("profile"):
+                print_profile(m)
+                continue
             print(f"{name} run {run + 1}: first epoch {m['first_epoch_s']:.1f} s, steady {m['steady_epoch_s']:.2f} s "
                   f"({m['pairs_per_s']:,.0f} pairs/s), {m['shapes']} shapes, jit_compile={m['jit_compile']}",
                   flush=True)
         if not rows[name]:
             del rows[name]
+        elif args.torch_reference and name == "esim":
+            references[name] = torch_runs(args, rows[name][0], os.path.join(cache, f"{name}_batches.npz"))
+    if args.profile:
+        return 0
     print(table(rows, args.runs))
+    if references:
+        print(comparison(rows, references))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"machine": platform.platform(), "keras": keras.__version__,
-                       "backend": keras.backend.backend(), "results": rows}, f, indent=2)
+                       "backend": keras.backend.backend(), "results": rows, "torch_reference": references}, f, indent=2)
     return 0
 
 
