@@ -32,7 +32,8 @@ trains the reference's `ESIM` on the same batches, epoch by epoch, as its own tr
 at 0.0004, cross-entropy, gradients clipped to norm 10, dropout 0.5, every word vector trained; each
 batch cut to its longest sentences and packed by the reference), on the same threads, `--runs` times;
 the zoo's run pads each batch to its length-grid shape. ESIM only; the table then gives both and their
-ratio. `--profile` (TensorFlow) instead traces one epoch after the first with the TensorFlow profiler and
+ratio. `--keras-loops` trains the bi-LSTMs with Keras's own loops instead of the zoo's fused CPU loop
+(`zoo.layers.recurrent.BidirectionalLSTM`), for a before/after. `--profile` (TensorFlow) instead traces one epoch after the first with the TensorFlow profiler and
 prints the ops' time by op type and by part of the model (recurrent loops and gradients apart).
 """
 
@@ -248,6 +249,13 @@ def measure(name, args):
     vocabulary_size = max(len(vocab), args.vocabulary)  # rows past the data's words: a realistic table size
     model = zoo.create_model(name, vocabulary_size=vocabulary_size, embedding_dim=args.embedding_dim,
                              tunable_words="all", **overrides)
+    if args.keras_loops:  # the bi-LSTMs' fused CPU loop off: Keras's own loops (zoo.layers.recurrent)
+        from zoo.layers.recurrent import BidirectionalLSTM
+        from zoo.training.kernels import iter_layers
+
+        for layer in iter_layers(model):
+            if isinstance(layer, BidirectionalLSTM):
+                layer.fused = False
     model.compile(optimizer=make_optimizer(preset["train"]), loss=NLILoss(),
                   weighted_metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
                   jit_compile=args.jit_compile if args.jit_compile != "auto" else "auto")
@@ -488,6 +496,8 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=0, help="threads of each measuring process (default: all)")
     parser.add_argument("--torch-reference", default=None, help="a checkout of github.com/coetaur0/ESIM (ESIM only)")
     parser.add_argument("--torch-python", default=None, help="the python of an environment with PyTorch")
+    parser.add_argument("--keras-loops", action="store_true",
+                        help="train the bi-LSTMs with Keras's loops instead of the zoo's fused CPU loop")
     parser.add_argument("--profile", action="store_true",
                         help="TensorFlow: profile one epoch after the first and print where the time goes")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: measure one model and print JSON
@@ -532,8 +542,7 @@ def main(argv=None):
                        str(args.embedding_dim), "--jit-compile", str(args.jit_compile).lower()]
             batches_file = (os.path.join(cache, f"{name}_batches.npz")
                             if args.torch_reference and name == "esim" and run == 0 else None)
-            if args.profile:
-                command.append("--profile")
+            command += [flag for flag, on in (("--profile", args.profile), ("--keras-loops", args.keras_loops)) if on]
             for option, value in (("--data", args.data), ("--hidden-size", args.hidden_size),
                                   ("--batch-size", args.batch_size), ("--threads", args.threads),
                                   ("--vocabulary", args.vocabulary),
