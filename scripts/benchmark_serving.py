@@ -278,10 +278,10 @@ def profile_child(spec):
     """Traces `serving_default` on batches of `spec["batch"]` pairs with the TF profiler; prints the totals."""
     set_tf_threads(spec["threads"])
     import collections
-    import glob
 
     import tensorflow as tf
-    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    from tf_profile import profile
 
     pairs = read_pairs(spec["data"])[:spec["pairs"]]
     signature = tf.saved_model.load(spec["path"]).signatures["serving_default"]
@@ -289,30 +289,16 @@ def profile_child(spec):
               for chunk in batches(pairs, spec["batch"])]
     for item in inputs:
         signature(**item)
-    logdir = tempfile.mkdtemp(prefix="nli_zoo_profile_")
-    tf.profiler.experimental.start(logdir)
-    started = time.perf_counter()
-    for item in inputs:
-        signature(**item)["probabilities"].numpy()
-    wall = time.perf_counter() - started
-    tf.profiler.experimental.stop()
-    space = xplane_pb2.XSpace()
-    with open(glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True)[0], "rb") as f:
-        space.ParseFromString(f.read())
-    shutil.rmtree(logdir, ignore_errors=True)
+
+    def serve_all():
+        for item in inputs:
+            signature(**item)["probabilities"].numpy()
+
+    wall, ops = profile(serve_all)
     by_type, by_part = collections.Counter(), collections.Counter()
-    for plane in space.planes:
-        for line in plane.lines:
-            if not line.name.startswith("tf_Compute"):
-                continue
-            for event in line.events:
-                name = plane.event_metadata[event.metadata_id].name
-                if ":" not in name or "::" in name:  # executor bookkeeping, not an op
-                    continue
-                path, op_type = name.rsplit(":", 1)
-                seconds = event.duration_ps / 1e12
-                by_type[op_type] += seconds
-                by_part[graph_part(path, op_type)] += seconds
+    for path, op_type, seconds in ops:
+        by_type[op_type] += seconds
+        by_part[graph_part(path, op_type)] += seconds
     print(RESULT_MARK + json.dumps({"wall_s": wall, "pairs": len(pairs), "by_type": dict(by_type),
                                     "by_part": dict(by_part)}), flush=True)
 

@@ -226,7 +226,6 @@ def peak_memory():
 def measure(name, args):
     """Trains `name` for 1 + `args.epochs` epochs and returns its figures (a dict)."""
     import keras
-    import numpy as np
 
     import zoo
     from zoo.data.vocab import Vocabulary
@@ -285,37 +284,17 @@ def profile_epoch(model, data, name, pairs):
     """One epoch under the TensorFlow profiler: where the training step's time goes, by op type and by
     part of the model (the first name scopes of the op, forward pass and gradient apart)."""
     import collections
-    import glob
-    import shutil
 
-    import tensorflow as tf
-    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+    from tf_profile import profile
 
-    logdir = tempfile.mkdtemp(prefix="nli_zoo_profile_")
-    tf.profiler.experimental.start(logdir)
-    started = time.time()
-    model.fit(data, epochs=1, verbose=0)
-    wall = time.time() - started
-    tf.profiler.experimental.stop()
-    space = xplane_pb2.XSpace()
-    with open(glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True)[0], "rb") as f:
-        space.ParseFromString(f.read())
-    shutil.rmtree(logdir, ignore_errors=True)
+    wall, ops = profile(lambda: model.fit(data, epochs=1, verbose=0))
     by_type, by_part = collections.Counter(), collections.Counter()
-    for plane in space.planes:
-        for line in plane.lines:
-            if not line.name.startswith("tf_Compute"):
-                continue
-            for event in line.events:
-                op = plane.event_metadata[event.metadata_id].name
-                if ":" not in op or "::" in op:  # executor bookkeeping, not an op
-                    continue
-                path, op_type = op.rsplit(":", 1)
-                parts = [part for part in path.split("/") if part and not part.startswith(
-                    ("StatefulPartitionedCall", "PartitionedCall", "while", "body", "_"))]
-                part = "/".join(parts[:3 if parts and parts[0] == "gradient_tape" else 2]).rstrip("_0123456789")
-                by_type[op_type] += event.duration_ps / 1e12
-                by_part[part + (" (loop)" if "/while/" in path else "")] += event.duration_ps / 1e12
+    for path, op_type, seconds in ops:
+        parts = [part for part in path.split("/") if part and not part.startswith(
+            ("StatefulPartitionedCall", "PartitionedCall", "while", "body", "_"))]
+        part = "/".join(parts[:3 if parts and parts[0] == "gradient_tape" else 2]).rstrip("_0123456789")
+        by_type[op_type] += seconds
+        by_part[part + (" (loop)" if "/while/" in path else "")] += seconds
     busy = sum(by_type.values())
     return {"model": name, "profile": True, "wall_s": wall, "pairs": pairs, "pairs_per_s": pairs / wall,
             "busy_s": busy, "by_type": dict(by_type.most_common(15)), "by_part": dict(by_part.most_common(20))}
@@ -462,7 +441,7 @@ def comparison(rows, references):
 
 
 def table(rows, runs):
-    lines = [f"| model | \\|θ\\|_M | batch | shapes | first epoch s | " + " | ".join(
+    lines = ["| model | \\|θ\\|_M | batch | shapes | first epoch s | " + " | ".join(
         f"run {r + 1}" for r in range(1, runs)) + (" | " if runs > 1 else "") + "steady epoch s | pairs/s | peak memory |",
         "|---|---:|---:|---:|---:|" + "---:|" * (runs - 1) + "---:|---:|---:|"]
     for name, measured in rows.items():
