@@ -90,7 +90,7 @@ def make_run(run_dir, model_name, pairs, vocabulary_size, embedding_dim, seed=0)
     from zoo.data.tokenizer import Tokenizer
     from zoo.data.vocab import Vocabulary
     from zoo.runs import build_model
-    from zoo.runs.layout import BEST_WEIGHTS_FILE, VOCAB_FILE, save_config
+    from zoo.runs.layout import BEST_WEIGHTS_FILE, VOCAB_FILE, save_config, save_weights
 
     preset = zoo.get_preset(model_name)
     tokenizer = Tokenizer(lowercase=preset["data"]["lowercase"])
@@ -105,7 +105,7 @@ def make_run(run_dir, model_name, pairs, vocabulary_size, embedding_dim, seed=0)
     save_config(run_dir, config)
     vocab.save(os.path.join(run_dir, VOCAB_FILE))
     keras.utils.set_random_seed(seed)
-    build_model(config).save_weights(os.path.join(run_dir, BEST_WEIGHTS_FILE))
+    save_weights(build_model(config), os.path.join(run_dir, BEST_WEIGHTS_FILE))
     return run_dir
 
 
@@ -334,14 +334,16 @@ def print_profile(model_name, threads, batch, result):
 
 
 TORCH_CHILD = r'''
-import json, sys, time
+import json, sys
 spec = json.loads(sys.argv[1])
 import numpy as np
 import torch
 torch.set_num_threads(spec["threads"])
 torch.set_num_interop_threads(spec["threads"])
 sys.path.insert(0, spec["reference"])
+sys.path.insert(0, spec["scripts"])
 from esim.model import ESIM  # the reference implementation, imported from its checkout
+from benchmark_serving import THROUGHPUT_BATCHES, measure, peak_rss_mb  # standard library only at import
 
 torch.manual_seed(0)
 model = ESIM(spec["vocabulary"], spec["embedding_dim"], spec["hidden_size"], dropout=0.5).eval()
@@ -361,26 +363,10 @@ def call(args):
         model(*args)
 
 n = len(data["premise"])
-latency = [prepare(i, i + 1) for i in range(spec["latency_pairs"])]
-throughput = {size: [(prepare(s, min(s + size, n)), min(s + size, n) - s) for s in range(0, n, size)]
-              for size in (32, 256)}
-for item in latency:
-    call(item)
-for items in throughput.values():
-    for item, _ in items:
-        call(item)
-times = []
-for item in latency:
-    t = time.perf_counter(); call(item); times.append(time.perf_counter() - t)
-times.sort()
-pick = lambda q: times[min(len(times) - 1, int(round(q / 100 * (len(times) - 1))))]
-result = {"p50_ms": 1e3 * pick(50), "p99_ms": 1e3 * pick(99)}
-for size, items in throughput.items():
-    t = time.perf_counter()
-    for item, _ in items:
-        call(item)
-    result["b%d_pairs_per_s" % size] = sum(k for _, k in items) / (time.perf_counter() - t)
-result["peak_mb"] = next(int(l.split()[1]) / 1024 for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+result = measure(call, [prepare(i, i + 1) for i in range(spec["latency_pairs"])],
+                 {size: [(prepare(s, min(s + size, n)), min(s + size, n) - s) for s in range(0, n, size)]
+                  for size in THROUGHPUT_BATCHES})
+result["peak_mb"] = peak_rss_mb()
 result["size_bytes"] = 4 * sum(p.numel() for p in model.parameters())
 print("BENCHMARK_RESULT " + json.dumps(result), flush=True)
 '''
@@ -392,6 +378,7 @@ def torch_inputs(args, run_dir, pairs, path):
     import numpy as np
 
     import zoo
+    from zoo import fileio
 
     run = zoo.load(run_dir)
     ids = run.encode(pairs)
@@ -399,7 +386,8 @@ def torch_inputs(args, run_dir, pairs, path):
     for side in ("premise", "hypothesis"):
         arrays[side] = ids[side].astype(np.int64)
         arrays[side + "_lengths"] = (ids[side] != 0).sum(axis=1).astype(np.int64)
-    np.savez(path, **arrays)
+    with fileio.atomic_path(path) as tmp:
+        np.savez(tmp, **arrays)
     return path
 
 
@@ -462,7 +450,8 @@ def configuration(args, model_name, variant, threads, artifacts, pairs):
         import zoo
 
         preset = zoo.get_preset(model_name)["model"]
-        spec.update(reference=os.path.abspath(args.torch_reference), vocabulary=args.vocabulary,
+        spec.update(reference=os.path.abspath(args.torch_reference), scripts=os.path.dirname(os.path.abspath(__file__)),
+                    vocabulary=args.vocabulary,
                     embedding_dim=args.embedding_dim, hidden_size=preset["hidden_size"],
                     ids=torch_inputs(args, artifacts["run"], pairs[:args.pairs],
                                      os.path.join(args.work_dir, model_name, "torch_ids.npz")))
@@ -578,8 +567,9 @@ def main(argv=None):
     print(header(args.markdown))
     print("\n".join(lines))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"machine": machine, "records": records}, f, indent=2)
+        from zoo.fileio import write_json
+
+        write_json(args.json, {"machine": machine, "records": records})
     return records
 
 

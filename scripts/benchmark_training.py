@@ -320,7 +320,10 @@ def write_batches(batches, epochs, path):
             arrays.update({f"{count}_premise": features["premise"], f"{count}_hypothesis": features["hypothesis"],
                            f"{count}_labels": labels, f"{count}_weights": weights, f"{count}_epoch": np.int32(epoch)})
             count += 1
-    np.savez(path, count=np.int32(count), **arrays)
+    from zoo import fileio
+
+    with fileio.atomic_path(path) as tmp:
+        np.savez(tmp, count=np.int32(count), **arrays)
 
 
 TORCH_CHILD = r'''
@@ -551,9 +554,10 @@ def main(argv=None):
     if references:
         print(comparison(rows, references))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"machine": platform.platform(), "keras": keras.__version__,
-                       "backend": keras.backend.backend(), "results": rows, "torch_reference": references}, f, indent=2)
+        from zoo.fileio import write_json
+
+        write_json(args.json, {"machine": platform.platform(), "keras": keras.__version__,
+                               "backend": keras.backend.backend(), "results": rows, "torch_reference": references})
     return 0
 
 
