@@ -87,23 +87,23 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         forward, backward = self.forward_layer.cell, self.backward_layer.cell
         h, dtype = self.units, x.dtype
         batch = ops.shape(x)[0]
-        # Z_x, one product per direction over every position (no slicing of a joint product: slicing the
-        # last axis costs its gradient a full copy)
+        x = ops.transpose(x, (1, 0, 2))                                                       # [L, B, D]
+        # Z_x, one product per direction over every position, time-major from the start (the transposes
+        # then move D-wide rows, not 4h-wide ones; no slicing of a joint product, whose gradient would copy)
         z_forward = ops.add(ops.matmul(x, ops.cast(forward.kernel.value, dtype)), ops.cast(forward.bias.value, dtype))
         z_backward = ops.add(ops.matmul(x, ops.cast(backward.kernel.value, dtype)),
-                             ops.cast(backward.bias.value, dtype))                            # [B, L, 4h] each
+                             ops.cast(backward.bias.value, dtype))                            # [L, B, 4h] each
         if mask is not None:
-            real = ops.expand_dims(ops.cast(mask, "bool"), -1)                               # [B, L, 1]
-            closed = ops.logical_and(ops.logical_not(real), ops.arange(4 * h) < h)           # [B, L, 4h]: gate i
+            real = ops.expand_dims(ops.transpose(ops.cast(mask, "bool")), -1)                 # [L, B, 1]
+            closed = ops.logical_and(ops.logical_not(real), ops.arange(4 * h) < h)           # [L, B, 4h]: gate i
             z_backward = ops.where(closed, ops.cast(-1e4, dtype), z_backward)                # σ(-1e4) is 0 exactly
-        steps = ops.concatenate([ops.transpose(z_forward, (1, 0, 2)),
-                                 ops.flip(ops.transpose(z_backward, (1, 0, 2)), axis=0)], axis=1)  # [L, 2B, 4h]
+        steps = ops.concatenate([z_forward, ops.flip(z_backward, axis=0)], axis=1)           # [L, 2B, 4h]
         recurrent = ops.cast(ops.stack([forward.recurrent_kernel.value, backward.recurrent_kernel.value]), dtype)
         states = lstm_loop(steps, recurrent)                                                   # [L, 2B, h]
-        forward_states = ops.transpose(states[:, :batch], (1, 0, 2))                          # [B, L, h]
-        backward_states = ops.transpose(ops.flip(states[:, batch:], axis=0), (1, 0, 2))      # [B, L, h]
-        outputs = ops.concatenate([forward_states, backward_states], axis=-1)                 # [B, L, 2h]
-        return outputs if mask is None else ops.multiply(outputs, ops.cast(real, dtype))
+        outputs = ops.concatenate([states[:, :batch], ops.flip(states[:, batch:], axis=0)], axis=-1)  # [L, B, 2h]
+        if mask is not None:
+            outputs = ops.multiply(outputs, ops.cast(real, dtype))
+        return ops.transpose(outputs, (1, 0, 2))                                              # [B, L, 2h]
 
     def get_config(self):
         config = super().get_config()
