@@ -19,6 +19,8 @@ at the start of every epoch, `zoo.training.callbacks.EpochRandomness`), so a run
 the same order as one that was never interrupted; without one, tf.data reshuffles on each iteration.
 """
 
+import os
+
 import numpy as np
 import tensorflow as tf
 
@@ -26,6 +28,10 @@ from zoo.data.batching import LengthGrid, count_batches
 from zoo.data.vocab import PAD_ID
 
 _TOKENIZE_BATCH = 1024
+# Fixed where tf.data's autotuner would choose (it is off: `with_input_options`): tokenizing in parallel on
+# every core, and two batches ready ahead of the training step.
+PARALLEL_CALLS = max(1, os.cpu_count() or 1)
+PREFETCH = 2
 _EPOCH_GRAPH_SEED = 20_170_601  # the graph seed of `shuffle_by_epoch`'s per-epoch shuffle
 
 
@@ -79,7 +85,7 @@ def make_dataset(examples, vocab, tokenizer, batch_size, shuffle=False, seed=0, 
         return ({"premise": _encode(p, vocab, tokenizer, max_premise_length),
                  "hypothesis": _encode(h, vocab, tokenizer, max_hypothesis_length)}, y)
 
-    ds = ds.batch(_TOKENIZE_BATCH).map(encode, num_parallel_calls=tf.data.AUTOTUNE).unbatch()
+    ds = ds.batch(_TOKENIZE_BATCH).map(encode, num_parallel_calls=PARALLEL_CALLS).unbatch()
     # Unbatched ragged rows have a RaggedTensorSpec of rank 1; an identity map turns them into plain tensors.
     ds = ds.map(lambda x, y: ({k: tf.identity(v) for k, v in x.items()}, y))
     if cache:
@@ -93,13 +99,13 @@ def make_dataset(examples, vocab, tokenizer, batch_size, shuffle=False, seed=0, 
     ds = pad_and_batch(ds, batch_size, grid, lambda p, h: ({"premise": [p], "hypothesis": [h]}, []),
                        ({"premise": PAD_ID, "hypothesis": PAD_ID}, 0), bucket, drop_remainder, shape_log,
                        num_batches=num_batches)
-    return with_data_sharding(ds).prefetch(tf.data.AUTOTUNE)
+    return with_input_options(ds).prefetch(PREFETCH)
 
 
 def sentence_lengths(ds):
     """The premise and hypothesis lengths (int64 `[N]` each) of an unbatched dataset of `(features, label)`."""
     lengths = ds.map(lambda x, y: (tf.shape(x["premise"])[0], tf.shape(x["hypothesis"])[0]),
-                     num_parallel_calls=tf.data.AUTOTUNE).batch(1 << 16)
+                     num_parallel_calls=PARALLEL_CALLS).batch(1 << 16)
     premise, hypothesis = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
     for p, h in lengths.as_numpy_iterator():
         premise.append(p.astype(np.int64))
@@ -134,12 +140,21 @@ def shuffle_by_epoch(ds, size, seed, epoch=None):
         .flat_map(one_epoch)
 
 
-def with_data_sharding(ds):
-    """Multi-worker training shards this dataset by data: every worker builds the same batches and takes
-    its slice of each, so all take the same number of steps (sharding by file, which tf.data would
-    choose for a file-based source, could give workers different numbers of batches and hang them)."""
+def with_input_options(ds):
+    """The options every dataset the trainer feeds to Keras gets.
+
+    - Multi-worker training shards it by data: every worker builds the same batches and takes its slice of
+      each, so all take the same number of steps (sharding by file, which tf.data would choose for a
+      file-based source, could give workers different numbers of batches and hang them).
+    - tf.data's autotuner is off. Its model thread sleeps 10 ms, 20 ms, ... doubling from the moment an
+      iterator is made, and destroying the iterator (Keras makes one per epoch) waits for that sleep to
+      end: an epoch then ends on the next 10.24 x 2^k seconds after `fit` started instead of after its
+      last step (seen with TF 2.21 on a CPU; `scripts/benchmark_training.py` shows before and after with
+      `--autotune`). Parallelism and prefetching are fixed instead (`PARALLEL_CALLS`, `PREFETCH`).
+    """
     options = tf.data.Options()
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    options.autotune.enabled = False
     return ds.with_options(options)
 
 

@@ -431,7 +431,7 @@ def make_tree_dataset(examples, vocab, tokenizer, batch_size, trees="syntactic",
                                       constant_values=PAD_NODE)
         return x, y, w
 
-    return pipeline.with_data_sharding(ds.map(finish)).prefetch(tf.data.AUTOTUNE)
+    return pipeline.with_input_options(ds.map(finish)).prefetch(pipeline.PREFETCH)
 
 
 # In graph (TensorFlow): the same trees for serving ------------------------------------------------

@@ -313,6 +313,8 @@ class NLIClassifier(keras.Model):
         anew on each pass with `shuffle`."""
         import tensorflow as tf
 
+        from zoo.data.pipeline import with_input_options
+
         preprocessor = self._require_preprocessor()
         specs = {name: tf.TensorSpec([None, None, 3] if name.endswith("_tree") else [None, None], tf.int32)
                  for name in preprocessor.input_names}
@@ -328,8 +330,9 @@ class NLIClassifier(keras.Model):
 
         signature = specs if labels is None else (specs, tf.TensorSpec([None], tf.int32))
         count = -(-len(pairs) // batch_size)  # a known length: Keras then shows progress and expects no more
-        return tf.data.Dataset.from_generator(batches, output_signature=signature).apply(
+        dataset = tf.data.Dataset.from_generator(batches, output_signature=signature).apply(
             tf.data.experimental.assert_cardinality(count))
+        return with_input_options(dataset)  # no autotuner: it would hold each epoch's end (see there)
 
     def _raw_data(self, x, y, batch_size, shuffle=False, seed=None):
         preprocessor = self._require_preprocessor()
