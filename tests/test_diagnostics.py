@@ -105,6 +105,19 @@ def test_breaking_nli_row_without_category_stops_at_its_line(tmp_path):
         readers.read_breaking_nli(tmp_path / "missing.jsonl")
 
 
+def test_sets_with_no_labelled_pair_stop_in_one_line_before_scoring(tmp_path):
+    rows = [json.loads(line) for line in BREAKING.read_text(encoding="utf-8").splitlines()]
+    unlabelled = tmp_path / "unlabelled.jsonl"
+    unlabelled.write_text("".join(json.dumps({**r, "gold_label": "-"}) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(DataFormatError) as error:
+        diagnostic_sets.load_breaking_nli(unlabelled)
+    message = str(error.value)
+    assert message == f"{unlabelled}: no labelled pairs to score as Breaking NLI ({len(rows)} rows without a " \
+                      "gold label skipped)"
+    with pytest.raises(DataFormatError, match="no labelled pairs to score as SNLI hard"):
+        diagnostic_sets.load_snli_hard(unlabelled)
+
+
 # HANS -----------------------------------------------------------------------------------------------------
 # The fixture's hypotheses -> a three-way answer: right, wrong, right, wrong, right, right, wrong, wrong.
 HANS_ANSWERS = {"The baker admired the painter .": "contradiction",   # non-entailment: right once collapsed

@@ -7,7 +7,7 @@ __all__ = ["create_model", "get_preset", "list_models", "register_model", "load"
 
 def load(run_dir):
     """Loads a training run (model with its best weights, vocabulary, tokenizer): see `zoo.runs`."""
-    from zoo.runs import load_run
+    from zoo.runs import load_run  # here, as below: `import zoo` should not import TensorFlow or keras
 
     return load_run(run_dir)
 

@@ -92,7 +92,8 @@ def _spec(name):
 
 
 def _import_models():
-    # Importing the package registers every model file.
+    # Importing the package registers every model file. Here, not at the head: the models import keras
+    # (about 6 s with its backend), and `import zoo` (which imports this module) should not.
     import zoo.models  # noqa: F401
 
 

@@ -316,7 +316,7 @@ def read_anli(source, split="test", data_dir=None, reachable=host_reachable):
 
 
 def _read_anli_tfds(split, data_dir, reachable):
-    import tensorflow_datasets as tfds
+    import tensorflow_datasets as tfds  # here: only ANLI through tfds needs it (0.5 s to import, more with TF)
 
     rounds, skipped = {}, {}
     for name in ANLI_ROUNDS:

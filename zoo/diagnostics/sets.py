@@ -20,8 +20,17 @@ def _score(predictor, examples, batch_size):
 
 
 # Breaking NLI -----------------------------------------------------------------------------------------
+def _labelled(examples, skipped, path, what):
+    """The examples, or a one-line error when none has a gold label (nothing could be scored)."""
+    if not examples:
+        raise readers.DataFormatError(f"{os.fspath(path)}: no labelled pairs to score as {what}"
+                                      + (f" ({skipped} rows without a gold label skipped)" if skipped else ""))
+    return examples
+
+
 def load_breaking_nli(path):
     examples, skipped = readers.read_breaking_nli(path)
+    _labelled(examples, skipped, path, "Breaking NLI")
     return {"source": os.fspath(path), "examples": examples, "skipped": skipped}
 
 
@@ -40,6 +49,7 @@ def score_breaking_nli(predictor, data, examples=3, batch_size=256, **_):
 # HANS ---------------------------------------------------------------------------------------------------
 def load_hans(path):
     examples, _ = readers.read_hans(path)
+    _labelled(examples, 0, path, "HANS")
     return {"source": os.fspath(path), "examples": examples}
 
 
@@ -88,6 +98,7 @@ def score_hans(predictor, data, examples=3, batch_size=256, **_):
 # SNLI hard ------------------------------------------------------------------------------------------------
 def load_snli_hard(path):
     examples, skipped = readers.read_snli_hard(path)
+    _labelled(examples, skipped, path, "SNLI hard")
     return {"source": os.fspath(path), "examples": examples, "skipped": skipped}
 
 
@@ -111,6 +122,7 @@ def load_stress_tests(path):
     files = readers.stress_test_files(path)
     for file in files:
         file["examples"], file["skipped"] = readers.read_stress_file(file["path"])
+        _labelled(file["examples"], file["skipped"], file["path"], "a stress test")
     return {"source": os.fspath(path), "files": files}
 
 

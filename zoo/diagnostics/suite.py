@@ -3,6 +3,7 @@ scored, printed, written (`diagnostics.json`, one PNG per set) and logged to Ten
 
 import os
 
+from zoo.data.corpora import by_role, load_corpus
 from zoo.diagnostics import report as reporting
 from zoo.diagnostics import sets as diagnostic_sets
 from zoo.diagnostics.artifacts import run_artifacts
@@ -35,8 +36,6 @@ def _load_examples(value, what):
     """Examples given as a list, or a data source for `zoo.data.corpora.load_corpus` (its test / train role)."""
     if value is None or isinstance(value, (list, tuple)):
         return (list(value) if value is not None else None), ("(examples)" if value is not None else None)
-    from zoo.data.corpora import by_role, load_corpus
-
     splits, corpus = load_corpus(value)
     role = "train" if what == "train" else "test"
     return by_role(splits, corpus, required=(role,))[role], f"{value} [{corpus['roles'][role]}]"

@@ -6,6 +6,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from zoo.data import LABELS
 from zoo.data.trees import element_labels
 from zoo.plotting import ATTENTION_SCALES, attention_scale, plot_attention
 from zoo.runs.evaluation import confusion_matrix, predict_labels
@@ -66,8 +67,6 @@ class AttentionImages(keras.callbacks.Callback):
         al. Figure 3 c): words are labelled with their tokens, phrase nodes with "•"
         (`zoo.data.trees.element_labels`).
         """
-        from zoo.data import LABELS
-
         attention = outputs["attention"].astype("float32")
         over_nodes = "premise_mask" in outputs
         if self.writer is None:
