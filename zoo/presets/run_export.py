@@ -19,7 +19,7 @@ from zoo.fileio import LockedError
 from zoo.presets.classifier import NLIClassifier
 from zoo.presets.files import PresetError
 from zoo.presets.preprocessor import NLIPreprocessor
-from zoo.presets.saving import check_target, describe_holder, write_preset
+from zoo.presets.saving import describe_holder, write_preset
 from zoo.presets.tokenizer import NLITokenizer
 from zoo.registry import get_spec
 from zoo.runs import layout
@@ -166,7 +166,6 @@ def export_preset(run, out_dir, overwrite=False):
         if isinstance(run, (str, os.PathLike)):
             run = load_run(run_dir)
         metadata = run_metadata(run)
-        check_target(out_dir, overwrite)
         classifier = classifier_from_run(run)
         classifier.preset_metadata = metadata
         return write_preset(classifier, out_dir, overwrite=overwrite)
