@@ -379,16 +379,27 @@ def test_without_an_atomic_exchange_the_next_export_puts_the_old_preset_back(run
 
 
 def test_a_run_that_is_training_and_a_folder_being_written_are_refused(run_dir, tmp_path):
-    with layout.lock(run_dir):  # as train.py holds it
+    holder = subprocess.Popen(  # holds the run's lock as train.py does while it trains
+        [sys.executable, "-c", "import sys, time; from zoo.runs import layout; layout.lock(sys.argv[1]).acquire(); "
+         "print('locked', flush=True); time.sleep(120)", run_dir], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(PresetError) as error:
             export_preset(run_dir, str(tmp_path / "preset"))
+    finally:
+        holder.kill()
+        holder.wait()
     message = one_line(error)
-    assert run_dir in message and f"PID {os.getpid()}" in message and "training" in message
+    assert run_dir in message and f"PID {holder.pid}" in message and "training" in message
     with saving.target_lock(tmp_path / "preset"):  # another export into the folder
         with pytest.raises(PresetError) as error:
             export_preset(run_dir, str(tmp_path / "preset"))
     assert "another process writes this preset folder" in one_line(error)
-    assert os.listdir(tmp_path) == [] and not os.path.exists(os.path.join(run_dir, ".lock"))
+    assert os.listdir(tmp_path) == []  # a refused export leaves nothing
+    with layout.lock(run_dir):  # a caller holding the run's lock around the export: no second lock needed
+        export_preset(run_dir, str(tmp_path / "preset"))
+    assert verify_preset(str(tmp_path / "preset"))["model"] == "bowman_lstm"
+    assert not os.path.exists(os.path.join(run_dir, ".lock"))
 
 
 # Checks before loading ------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ What a preset takes from the run's `config.json` is read in one place, `RunSetti
 import dataclasses
 import errno
 import os
+import socket
 
 from zoo.fileio import LockedError
 from zoo.presets.classifier import NLIClassifier
@@ -123,8 +124,9 @@ def run_metadata(run):
 
 
 class _RunLock:
-    """The run's lock for an export: refuses a run another process writes (training, one line); a run
-    folder this process cannot write (read-only) cannot be training either, and is exported without it."""
+    """The run's lock for an export: refuses a run another process writes (training, one line). A run
+    this process has locked already (a caller that holds the lock around the export) needs no second
+    lock; a run folder this process cannot write (read-only) cannot be training, and is exported without."""
 
     def __init__(self, run_dir):
         self.run_dir = run_dir
@@ -134,6 +136,8 @@ class _RunLock:
         try:
             self.lock.acquire()
         except LockedError as error:
+            if error.holder.get("pid") == os.getpid() and error.holder.get("host") == socket.gethostname():
+                return self
             raise PresetError(f"{self.run_dir}: the run is in use by {describe_holder(error.holder)} (training?); "
                               f"export it once that process has finished; if no such process runs, delete "
                               f"{error.lock_path}") from None

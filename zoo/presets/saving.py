@@ -112,7 +112,7 @@ def repair_leftovers(out_dir, log=None):
     aside = _aside_pattern(base)
     for name in sorted(os.listdir(parent)) if os.path.isdir(parent) else []:
         match = aside.match(name)
-        if not match or pid_alive(int(match.group(1))) and int(match.group(1)) != os.getpid():
+        if not match or (pid_alive(int(match.group(1))) and int(match.group(1)) != os.getpid()):
             continue
         path = os.path.join(parent, name)
         if not os.path.exists(out_dir):
