@@ -266,6 +266,11 @@ def test_tokenizer_and_preprocessor_are_keras_layers_saved_with_their_vocabulary
     assert config["config"]["tokenizer"]["registered_name"] == "nli_zoo>NLITokenizer"
     assert "vocabulary" not in config["config"]["tokenizer"]["config"]
     rebuilt = keras.saving.deserialize_keras_object(config)
+    assert keras.saving.serialize_keras_object(rebuilt) == config
+    tokenizer_config = config["config"]["tokenizer"]["config"]
+    for cls, layer_config in ((NLIPreprocessor, config["config"]), (NLITokenizer, tokenizer_config)):
+        with pytest.raises((TypeError, ValueError)):  # no constructor swallows an unknown argument
+            cls.from_config({**layer_config, "no_such_argument": 1})
     assert rebuilt.tokenizer.vocabulary is None and rebuilt.max_premise_length == preprocessor.max_premise_length
     preprocessor.tokenizer.save_assets(str(tmp_path))
     rebuilt.tokenizer.load_assets(str(tmp_path))

@@ -84,7 +84,8 @@ def target_lock(out_dir):
             if attempt == 2:
                 raise
         except LockedError as error:
-            raise PresetError(f"{out_dir}: another process writes this preset folder ({describe_holder(error.holder)}); "
+            raise PresetError(f"{out_dir}: another process writes this preset folder "
+                              f"({describe_holder(error.holder)}); "
                               f"wait for it to finish, or choose another folder; if no such process runs, delete "
                               f"{error.lock_path}") from None
     try:
@@ -122,7 +123,8 @@ def repair_leftovers(out_dir, log=None):
             shutil.rmtree(path, ignore_errors=True)
         handled += 1
     return handled + clean_stale_temporaries(
-        parent, prefix=f".{base.lstrip('.')}.tmp-", on_remove=lambda path: log(f"removed {path}, left by an interrupted write"))
+        parent, prefix=f".{base.lstrip('.')}.tmp-",
+        on_remove=lambda path: log(f"removed {path}, left by an interrupted write"))
 
 
 def _exchange(a, b):
