@@ -345,15 +345,16 @@ def test_a_killed_export_leaves_the_old_preset_or_the_new_one_whole(run_dir, pre
     out = subprocess.run([sys.executable, "-c", KILL_DRIVER, run_dir, *arguments], cwd=ROOT, capture_output=True,
                          text=True, timeout=300, env={k: v for k, v in os.environ.items() if k != saving.FAULT_ENV})
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {step: signal.SIGKILL for step in targets}, out.stderr
+    run = load_run(run_dir)
     for step, target in targets.items():
         expected = "bowman_lstm" if step == "preset:swapped" else "the old preset"
         assert verify_preset(str(target))["run"] == expected, step  # every file whole, the old or the new
         assert any(".tmp-" in n for n in leftovers(tmp_path, target.name)), step
         with pytest.raises(PresetError) as error:  # rerun without --overwrite: refused, leftovers removed
-            export_preset(run_dir, str(target))
+            export_preset(run, str(target))
         assert "not empty" in one_line(error) and leftovers(tmp_path, target.name) == [], step
         assert verify_preset(str(target))["run"] == expected, step
-        export_preset(run_dir, str(target), overwrite=True)  # and with it: the new preset
+        export_preset(run, str(target), overwrite=True)  # and with it: the new preset
         assert verify_preset(str(target))["run"] == "bowman_lstm" and leftovers(tmp_path, target.name) == []
     np.testing.assert_allclose(from_preset(str(target)).predict(RAW[:2]), from_preset(preset_dir).predict(RAW[:2]))
 
