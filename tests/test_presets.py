@@ -1,5 +1,6 @@
 """Presets (zoo.presets): a run exported in KerasHub's layout, loaded back as a Keras classifier on raw
-pairs, checked byte for byte, and the hub paths as far as no network allows.
+pairs, checked byte for byte, written whole (kill -9 between writes) under the run's and the folder's
+locks, and the hub paths as far as no network allows.
 
 The runs are untrained (tests/export_support.make_run: 8-d vectors, hidden size 8) with a results.json
 written as train.py writes it, so that nothing here trains except the fine-tuning test.
@@ -9,6 +10,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -23,7 +25,7 @@ from zoo.fileio import write_json
 from zoo.presets import (HubClientMissingError, HubUnreachableError, NLIClassifier, PresetError,
                          PresetIntegrityError, PresetMismatchError, export_preset, from_preset, parse_uri,
                          upload_preset)
-from zoo.presets import files
+from zoo.presets import NLIPreprocessor, NLITokenizer, files, saving, verify_preset
 from zoo.registry import get_spec
 from zoo.runs import load_run
 from zoo.runs import layout
@@ -168,6 +170,7 @@ def test_an_existing_folder_is_refused_unless_overwrite(run_dir, tmp_path):
     export_preset(run_dir, str(target), overwrite=True)  # a run directory works too
     assert not (target / "notes.txt").exists() and (target / "metadata.json").exists()
     assert not [n for n in os.listdir(tmp_path) if ".tmp-" in n]  # no temporary left
+    assert sorted(os.listdir(tmp_path)) == ["preset"]  # nor the folder's lock
 
 
 # Loading, predicting, fine-tuning -------------------------------------------------------------------------
@@ -249,6 +252,160 @@ def test_tree_model_takes_parses_like_the_run(tmp_path):
     expected = RunPredictor(run_dir).predict(PAIRS)
     reference = np.array([[p["probabilities"][name] for name in classifier.labels] for p in expected])
     np.testing.assert_allclose(classifier.predict(PAIRS), reference, atol=1e-6, rtol=0)
+
+
+def test_tokenizer_and_preprocessor_are_keras_layers_saved_with_their_vocabulary(classifier, tmp_path):
+    import keras
+
+    preprocessor = classifier.preprocessor
+    assert isinstance(preprocessor, keras.layers.Layer) and isinstance(preprocessor.tokenizer, keras.layers.Layer)
+    assert preprocessor.tokenizer in classifier.preprocessor._layers and preprocessor in classifier._layers
+    # The config holds the settings, the vocabulary is the tokenizer's asset (as in KerasHub).
+    config = keras.saving.serialize_keras_object(preprocessor)
+    assert config["registered_name"] == "nli_zoo>NLIPreprocessor"
+    assert config["config"]["tokenizer"]["registered_name"] == "nli_zoo>NLITokenizer"
+    assert "vocabulary" not in config["config"]["tokenizer"]["config"]
+    rebuilt = keras.saving.deserialize_keras_object(config)
+    assert keras.saving.serialize_keras_object(rebuilt) == config
+    tokenizer_config = config["config"]["tokenizer"]["config"]
+    for cls, layer_config in ((NLIPreprocessor, config["config"]), (NLITokenizer, tokenizer_config)):
+        with pytest.raises((TypeError, ValueError)):  # no constructor swallows an unknown argument
+            cls.from_config({**layer_config, "no_such_argument": 1})
+    assert rebuilt.tokenizer.vocabulary is None and rebuilt.max_premise_length == preprocessor.max_premise_length
+    preprocessor.tokenizer.save_assets(str(tmp_path))
+    rebuilt.tokenizer.load_assets(str(tmp_path))
+    for key, ids in preprocessor(RAW).items():
+        np.testing.assert_array_equal(rebuilt(RAW)[key], ids)
+    tokenizer = preprocessor.tokenizer
+    tokens = ["a" if tokenizer.lowercase else "A", "man", "."]
+    assert tokenizer.tokenize(["A man."]) == [tokens]
+    assert tokenizer(["A man."]) == [tokenizer.vocabulary.ids(tokens)] and 1 not in tokenizer(["A man."])[0]
+    with pytest.raises(ValueError, match="no vocabulary"):
+        NLIPreprocessor(NLITokenizer())(RAW)
+
+
+def test_a_preset_of_format_1_still_loads(copy_of, classifier):
+    """Format 1 (the tokenizer and preprocessor were plain classes of zoo.presets.classifier): their JSON
+    as it wrote it."""
+    preset = copy_of()
+    tokenizer = {"module": "zoo.presets.classifier", "class_name": "NLITokenizer",
+                 "config": {"lowercase": classifier.preprocessor.tokenizer.lowercase},
+                 "registered_name": "nli_zoo>NLITokenizer"}
+    preprocessor = json.loads((preset / "preprocessor.json").read_text(encoding="utf-8"))
+    preprocessor["module"] = "zoo.presets.classifier"
+    preprocessor["config"] = {key: preprocessor["config"][key] for key in (
+        "max_premise_length", "max_hypothesis_length", "labels", "parse_trees", "max_depth")}
+    preprocessor["config"] = {"tokenizer": tokenizer, **preprocessor["config"]}
+    write_json(preset / "tokenizer.json", tokenizer)
+    write_json(preset / "preprocessor.json", preprocessor)
+    metadata = json.loads((preset / "metadata.json").read_text(encoding="utf-8"))
+    metadata["format_version"] = 1
+    metadata["checksums"] = files.checksums(preset)
+    write_json(preset / "metadata.json", metadata)
+    np.testing.assert_allclose(from_preset(str(preset)).predict(RAW), classifier.predict(RAW), atol=1e-7)
+
+
+# Written whole, under the run's and the folder's locks ------------------------------------------------------
+
+# A child process per kill step, forked after the imports (they take most of the time).
+KILL_DRIVER = """
+import json, os, sys
+from zoo.presets import export_preset
+run_dir, steps_and_targets = sys.argv[1], sys.argv[2:]
+status = {}
+for step, target in zip(steps_and_targets[::2], steps_and_targets[1::2]):
+    pid = os.fork()
+    if pid == 0:
+        os.environ["NLI_ZOO_FAULT_AT"] = step
+        try:
+            export_preset(run_dir, target, overwrite=True)
+        finally:
+            os._exit(0)
+    _, code = os.waitpid(pid, 0)
+    status[step] = os.WTERMSIG(code) if os.WIFSIGNALED(code) else -os.WEXITSTATUS(code)
+print(json.dumps(status))
+"""
+
+
+def old_preset(preset_dir, target):
+    """A copy of the preset marked as the old one (metadata.json, which no checksum covers)."""
+    shutil.copytree(preset_dir, target)
+    metadata = json.loads((target / "metadata.json").read_text(encoding="utf-8"))
+    write_json(target / "metadata.json", {**metadata, "run": "the old preset"})
+    return target
+
+
+def leftovers(folder, name):
+    return sorted(n for n in os.listdir(folder) if n.startswith(f".{name}."))
+
+
+def test_a_killed_export_leaves_the_old_preset_or_the_new_one_whole(run_dir, preset_dir, tmp_path):
+    targets = {step: old_preset(preset_dir, tmp_path / f"p{i}") for i, step in enumerate(saving.FAULT_STEPS)}
+    arguments = [str(part) for step, target in targets.items() for part in (step, target)]
+    out = subprocess.run([sys.executable, "-c", KILL_DRIVER, run_dir, *arguments], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300, env={k: v for k, v in os.environ.items() if k != saving.FAULT_ENV})
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {step: signal.SIGKILL for step in targets}, out.stderr
+    run = load_run(run_dir)
+    for step, target in targets.items():
+        expected = "bowman_lstm" if step == "preset:swapped" else "the old preset"
+        assert verify_preset(str(target))["run"] == expected, step  # every file whole, the old or the new
+        assert any(".tmp-" in n for n in leftovers(tmp_path, target.name)), step
+        with pytest.raises(PresetError) as error:  # rerun without --overwrite: refused, leftovers removed
+            export_preset(run, str(target))
+        assert "not empty" in one_line(error) and leftovers(tmp_path, target.name) == [], step
+        assert verify_preset(str(target))["run"] == expected, step
+        export_preset(run, str(target), overwrite=True)  # and with it: the new preset
+        assert verify_preset(str(target))["run"] == "bowman_lstm" and leftovers(tmp_path, target.name) == []
+    np.testing.assert_allclose(from_preset(str(target)).predict(RAW[:2]), from_preset(preset_dir).predict(RAW[:2]))
+
+
+class Fault(BaseException):
+    pass
+
+
+def test_without_an_atomic_exchange_the_next_export_puts_the_old_preset_back(run_dir, preset_dir, tmp_path,
+                                                                             monkeypatch):
+    target = old_preset(preset_dir, tmp_path / "preset")
+
+    def fail_at(step):
+        if step == "preset:moved-aside":
+            raise Fault(step)  # as a kill between the two renames (the test cannot kill itself)
+
+    monkeypatch.setattr(saving, "_exchange", lambda a, b: False)
+    monkeypatch.setattr(saving, "fault_point", fail_at)
+    with pytest.raises(Fault):
+        export_preset(run_dir, str(target), overwrite=True)
+    assert not target.exists() and [n for n in leftovers(tmp_path, "preset") if ".old-" in n]
+    with pytest.raises(PresetError, match="not empty"):
+        export_preset(run_dir, str(target))  # puts it back first
+    assert verify_preset(str(target))["run"] == "the old preset" and leftovers(tmp_path, "preset") == []
+    monkeypatch.setattr(saving, "fault_point", lambda step: None)
+    export_preset(run_dir, str(target), overwrite=True)  # the two renames
+    assert verify_preset(str(target))["run"] == "bowman_lstm" and leftovers(tmp_path, "preset") == []
+
+
+def test_a_run_that_is_training_and_a_folder_being_written_are_refused(run_dir, tmp_path):
+    holder = subprocess.Popen(  # holds the run's lock as train.py does while it trains
+        [sys.executable, "-c", "import sys, time; from zoo.runs import layout; layout.lock(sys.argv[1]).acquire(); "
+         "print('locked', flush=True); time.sleep(120)", run_dir], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(PresetError) as error:
+            export_preset(run_dir, str(tmp_path / "preset"))
+    finally:
+        holder.kill()
+        holder.wait()
+    message = one_line(error)
+    assert run_dir in message and f"PID {holder.pid}" in message and "training" in message
+    with saving.target_lock(tmp_path / "preset"):  # another export into the folder
+        with pytest.raises(PresetError) as error:
+            export_preset(run_dir, str(tmp_path / "preset"))
+    assert "another process writes this preset folder" in one_line(error)
+    assert os.listdir(tmp_path) == []  # a refused export leaves nothing
+    with layout.lock(run_dir):  # a caller holding the run's lock around the export: no second lock needed
+        export_preset(run_dir, str(tmp_path / "preset"))
+    assert verify_preset(str(tmp_path / "preset"))["model"] == "bowman_lstm"
+    assert not os.path.exists(os.path.join(run_dir, ".lock"))
 
 
 # Checks before loading ------------------------------------------------------------------------------------

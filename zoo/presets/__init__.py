@@ -12,8 +12,11 @@ upload_preset("presets/bowman_lstm", "hf://someone/bowman_lstm_snli")
 ```
 
 - `files`: the layout (KerasHub's file names), SHA-256 checksums, the errors.
-- `classifier`: `NLIClassifier`, `NLIPreprocessor`, `NLITokenizer`.
-- `saving`: `export_preset`, `write_preset` (atomic).
+- `tokenizer`: `NLITokenizer`, a Keras layer (the run's tokenizer; its vocabulary an asset).
+- `preprocessor`: `NLIPreprocessor`, a Keras layer (raw pairs to id inputs, the run's truncation).
+- `classifier`: `NLIClassifier`, the task (a `keras.Model`: the zoo model and its preprocessor).
+- `saving`: `write_preset` (a classifier's preset, built beside the folder and moved in whole, locked).
+- `run_export`: `export_preset` (a finished run's preset, under the run's lock).
 - `loading`: `from_preset` (checks before loading), `upload_preset`.
 - `hub`: URIs, the hubs' clients, one-line errors.
 - `card`: the generated model card.
@@ -22,11 +25,14 @@ This package stands beside `zoo.export` and `zoo.training`: it reads runs throug
 imports the training loop.
 """
 
-from zoo.presets.classifier import NLIClassifier, NLIPreprocessor, NLITokenizer
+from zoo.presets.classifier import NLIClassifier
 from zoo.presets.files import PresetError, PresetIntegrityError, PresetMismatchError
 from zoo.presets.hub import HubClientMissingError, HubError, HubUnreachableError, parse_uri
 from zoo.presets.loading import from_preset, upload_preset, verify_preset
-from zoo.presets.saving import export_preset, write_preset
+from zoo.presets.preprocessor import NLIPreprocessor
+from zoo.presets.run_export import export_preset
+from zoo.presets.saving import write_preset
+from zoo.presets.tokenizer import NLITokenizer
 
 __all__ = ["NLIClassifier", "NLIPreprocessor", "NLITokenizer", "PresetError", "PresetIntegrityError",
            "PresetMismatchError", "HubError", "HubUnreachableError", "HubClientMissingError", "parse_uri",

@@ -1,4 +1,4 @@
-"""`NLIClassifier`: a zoo model with its preprocessor attached, taking raw sentence pairs.
+"""`NLIClassifier`: the task, a zoo model with its preprocessor attached, taking raw sentence pairs.
 
 ```python
 classifier = zoo.from_preset("presets/bowman_lstm")
@@ -10,11 +10,12 @@ classifier.save_to_preset("presets/bowman_lstm_tuned")
 ```
 
 The classifier is a `keras.Model` (registered as `nli_zoo>NLIClassifier`) whose `call` runs its
-`backbone`, the zoo's `NLIModel`, on id inputs and returns logits; `predict` returns probabilities.
-The preprocessor is the zoo's tokenizer and vocabulary with the run's truncation, run eagerly on Python
-strings exactly as `zoo.load(run_dir).encode` does, so the classifier's probabilities are the run's.
-It is not a Keras layer (a layer takes tensors; this one takes strings and parse trees in Python), and
-nothing in it is trained.
+`backbone`, the zoo's `NLIModel` (encoder and classifier head, as in its paper), on id inputs and returns
+logits; `predict` returns probabilities. Its `preprocessor` is an `NLIPreprocessor` layer
+(`zoo.presets.preprocessor`) holding an `NLITokenizer` layer (`zoo.presets.tokenizer`): the run's
+tokenizer, vocabulary and truncation, run eagerly on Python strings exactly as `zoo.load(run_dir).encode`
+does, so the classifier's probabilities are the run's. Both are saved with the classifier, as KerasHub
+saves a task's: in its config, the vocabulary as the tokenizer's asset.
 
 `fit`, `predict` and `evaluate` take raw pairs `[(premise, hypothesis), ...]` (tree models also
 `(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse)`), or a dict of string columns
@@ -22,220 +23,16 @@ nothing in it is trained.
 goes to Keras unchanged. Raw pairs are cut into batches, each padded to its longest sentence.
 """
 
-import numpy as np
 import keras
+import numpy as np
+import tensorflow as tf
 
 from zoo.constants import LABELS
-from zoo.registry import serializable
+from zoo.data.pipeline import with_input_options
+from zoo.layers.serializable import serializable
+from zoo.presets.preprocessor import is_raw
+from zoo.presets.saving import write_preset
 from zoo.runs.run import softmax
-
-PAIR_COLUMNS = ("premise", "hypothesis", "premise_binary_parse", "hypothesis_binary_parse")
-
-
-# ----------------------------------------------------------------------------------------------- tokenizer
-
-@serializable
-class NLITokenizer:
-    """The zoo's Penn-Treebank tokenizer (`zoo.data.tokenizer.Tokenizer`) with its vocabulary.
-
-    In a preset, `tokenizer.json` holds the config without the vocabulary, which is the asset
-    `assets/tokenizer/vocabulary.txt` (one token per line, line number = id), as in KerasHub.
-
-    Args:
-        vocabulary: a `zoo.data.vocab.Vocabulary`, a list of tokens in id order, or None (set later with
-            `set_vocabulary` / `load_preset_assets`).
-        lowercase: lowercase the tokens.
-    """
-
-    def __init__(self, vocabulary=None, lowercase=True):
-        from zoo.data.tokenizer import Tokenizer
-
-        self.lowercase = bool(lowercase)
-        self.tokenizer = Tokenizer(lowercase=self.lowercase)
-        self.vocabulary = None
-        if vocabulary is not None:
-            self.set_vocabulary(vocabulary)
-
-    def set_vocabulary(self, vocabulary):
-        """Sets the vocabulary (a `Vocabulary` or a list of tokens in id order)."""
-        from zoo.data.vocab import Vocabulary
-
-        self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(list(vocabulary))
-
-    @property
-    def vocabulary_size(self):
-        """The number of ids (None before the vocabulary is set)."""
-        return None if self.vocabulary is None else len(self.vocabulary)
-
-    def tokenize(self, texts):
-        """Tokens of a list of strings (list of lists of str)."""
-        return self.tokenizer.tokenize_batch(texts)
-
-    def __call__(self, texts):
-        """Ids of a list of strings (list of lists of int, not truncated)."""
-        self._check_vocabulary()
-        return [self.vocabulary.ids(tokens) for tokens in self.tokenize(texts)]
-
-    def _check_vocabulary(self):
-        if self.vocabulary is None:
-            raise ValueError("the tokenizer has no vocabulary: call set_vocabulary or load_preset_assets")
-
-    def save_assets(self, directory):
-        """Writes `vocabulary.txt` into `directory`."""
-        import os
-
-        self._check_vocabulary()
-        return self.vocabulary.save(os.path.join(directory, "vocabulary.txt"))
-
-    def load_assets(self, directory):
-        """Reads `vocabulary.txt` from `directory`."""
-        import os
-
-        from zoo.data.vocab import Vocabulary
-
-        self.vocabulary = Vocabulary.load(os.path.join(directory, "vocabulary.txt"))
-
-    def get_config(self):
-        """`{"lowercase": ..., "vocabulary": [...]}` (a preset's tokenizer.json leaves the vocabulary out)."""
-        return {"lowercase": self.lowercase,
-                "vocabulary": None if self.vocabulary is None else list(self.vocabulary.words)}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    def __repr__(self):
-        return f"NLITokenizer(lowercase={self.lowercase}, vocabulary_size={self.vocabulary_size})"
-
-
-# ----------------------------------------------------------------------------------------------- preprocessor
-
-@serializable
-class NLIPreprocessor:
-    """Raw sentence pairs to the model's id inputs, truncated like the run's data.
-
-    Args:
-        tokenizer: an `NLITokenizer` (or its serialized config).
-        max_premise_length, max_hypothesis_length: truncate longer sentences (None: no limit).
-        labels: the label names by id.
-        parse_trees: whether the model reads parse trees (`premise_tree` / `hypothesis_tree` inputs).
-        max_depth: the tree model's number of levels (a deeper parse is an error).
-    """
-
-    def __init__(self, tokenizer, max_premise_length=None, max_hypothesis_length=None, labels=LABELS,
-                 parse_trees=False, max_depth=None):
-        if isinstance(tokenizer, dict):
-            tokenizer = keras.saving.deserialize_keras_object(tokenizer)
-        self.tokenizer = tokenizer
-        self.max_premise_length = max_premise_length
-        self.max_hypothesis_length = max_hypothesis_length
-        self.labels = tuple(labels)
-        self.parse_trees = bool(parse_trees)
-        self.max_depth = max_depth
-
-    @staticmethod
-    def as_pairs(x):
-        """A list of pair tuples from `[(premise, hypothesis[, parses]), ...]`, a dict of string columns or
-        a `[N, 2]` / `[N, 4]` string array.
-
-        Raises:
-            ValueError: an entry that is not 2 or 4 strings (naming it).
-        """
-        if isinstance(x, dict):
-            missing = [key for key in PAIR_COLUMNS[:2] if key not in x]
-            if missing:
-                raise ValueError(f"a dict of pairs needs the columns {PAIR_COLUMNS[:2]}; missing {missing}")
-            columns = [list(x[key]) for key in PAIR_COLUMNS if key in x]
-            pairs = list(zip(*columns))
-        elif isinstance(x, tuple) and len(x) in (2, 4) and all(isinstance(s, str) for s in x):
-            pairs = [x]  # one pair
-        else:
-            pairs = [tuple(pair) for pair in x]
-        out = []
-        for i, pair in enumerate(pairs):
-            pair = tuple(s.decode("utf-8") if isinstance(s, bytes) else s for s in pair)
-            if len(pair) not in (2, 4) or not all(isinstance(s, str) for s in pair):
-                raise ValueError(f"pair {i}: expected (premise, hypothesis) or (premise, hypothesis, "
-                                 f"premise_binary_parse, hypothesis_binary_parse) strings, got {pair!r:.120}")
-            out.append(pair)
-        return out
-
-    @property
-    def input_names(self):
-        """The names of the model inputs this preprocessor makes."""
-        return ("premise", "hypothesis") + (("premise_tree", "hypothesis_tree") if self.parse_trees else ())
-
-    def __call__(self, pairs, pair_ids=None):
-        """Model inputs of raw pairs (as `zoo.runs.Run.encode`).
-
-        Args:
-            pairs: see `as_pairs`.
-            pair_ids: names of the pairs in parse errors (default their index).
-
-        Returns:
-            `{"premise": int32 [N, Lp], "hypothesis": int32 [N, Lh]}`, plus `premise_tree` /
-            `hypothesis_tree` int32 `[N, 2L - 1, 3]` when `parse_trees`.
-        """
-        from zoo.data.pipeline import encode_model_inputs
-
-        self.tokenizer._check_vocabulary()
-        return encode_model_inputs(self.as_pairs(pairs), self.tokenizer.vocabulary, self.tokenizer.tokenizer,
-                                   self.max_premise_length, self.max_hypothesis_length,
-                                   parse_trees=self.parse_trees, max_depth=self.max_depth, pair_ids=pair_ids)
-
-    def encode_labels(self, y):
-        """Label ids (int32 `[N]`) of label ids or names.
-
-        Raises:
-            ValueError: an unknown name or an id out of range (naming it).
-        """
-        ids = []
-        for i, label in enumerate(np.asarray(y, dtype=object).reshape(-1).tolist()):
-            if isinstance(label, bytes):
-                label = label.decode("utf-8")
-            if isinstance(label, str):
-                if label not in self.labels:
-                    raise ValueError(f"label {i}: unknown label {label!r}; labels: {', '.join(self.labels)}")
-                ids.append(self.labels.index(label))
-            else:
-                value = int(label)
-                if not 0 <= value < len(self.labels):
-                    raise ValueError(f"label {i}: id {value} is not one of 0..{len(self.labels) - 1}")
-                ids.append(value)
-        return np.asarray(ids, dtype="int32")
-
-    def get_config(self):
-        return {"tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
-                "max_premise_length": self.max_premise_length, "max_hypothesis_length": self.max_hypothesis_length,
-                "labels": list(self.labels), "parse_trees": self.parse_trees, "max_depth": self.max_depth}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    def __repr__(self):
-        return (f"NLIPreprocessor({self.tokenizer!r}, max_premise_length={self.max_premise_length}, "
-                f"max_hypothesis_length={self.max_hypothesis_length}, parse_trees={self.parse_trees})")
-
-
-# ----------------------------------------------------------------------------------------------- classifier
-
-def is_raw(x):
-    """Whether `x` holds sentence strings (pairs, or a dict of string columns) rather than ids."""
-    if isinstance(x, dict):
-        first = x.get("premise")
-        if isinstance(first, np.ndarray):
-            return first.dtype.kind in "USO"
-        return isinstance(first, (list, tuple)) and (not first or isinstance(first[0], (str, bytes)))
-    if isinstance(x, np.ndarray):
-        return x.dtype.kind in "USO"
-    if isinstance(x, (list, tuple)):
-        if not x:
-            return True
-        head = x[0]
-        return isinstance(head, str) or (isinstance(head, (list, tuple)) and bool(head)
-                                         and isinstance(head[0], (str, bytes)))
-    return False
 
 
 @serializable
@@ -311,10 +108,6 @@ class NLIClassifier(keras.Model):
     def _dataset(self, pairs, labels, batch_size, shuffle=False, seed=None):
         """A `tf.data.Dataset` of preprocessed batches (each padded to its longest sentence); shuffled
         anew on each pass with `shuffle`."""
-        import tensorflow as tf
-
-        from zoo.data.pipeline import with_input_options
-
         preprocessor = self._require_preprocessor()
         specs = {name: tf.TensorSpec([None, None, 3] if name.endswith("_tree") else [None, None], tf.int32)
                  for name in preprocessor.input_names}
@@ -395,8 +188,6 @@ class NLIClassifier(keras.Model):
         Returns:
             the preset directory.
         """
-        from zoo.presets.saving import write_preset
-
         return write_preset(self, preset_dir, overwrite=overwrite)
 
     # Config -----------------------------------------------------------------------------------------

@@ -7,8 +7,8 @@ where it is installed; this module does not import it.
 PRESET/
   config.json                      # the NLIModel: keras.saving.serialize_keras_object(model)
   model.weights.h5                 # its weights
-  preprocessor.json                # NLIPreprocessor: tokenizer, max lengths, labels, parse trees
-  tokenizer.json                   # NLITokenizer (lowercasing); its vocabulary is an asset:
+  preprocessor.json                # NLIPreprocessor layer: tokenizer, max lengths, labels, parse trees
+  tokenizer.json                   # NLITokenizer layer (lowercasing); its vocabulary is an asset:
   assets/tokenizer/vocabulary.txt  # one token per line, line number = id
   task.json                        # NLIClassifier's own settings (fine-tuning optimiser)
   metadata.json                    # versions, counts, paper, data, results, SHA-256 of every other file
@@ -38,7 +38,9 @@ VOCABULARY_FILE = f"{TOKENIZER_ASSET_DIR}/vocabulary.txt"
 REQUIRED_FILES = (CONFIG_FILE, MODEL_WEIGHTS_FILE, PREPROCESSOR_CONFIG_FILE, TOKENIZER_CONFIG_FILE,
                   VOCABULARY_FILE)
 FORMAT = "nli-zoo-preset"
-FORMAT_VERSION = 1
+# 1: the tokenizer and the preprocessor were plain classes (their JSON has no Keras layer keys);
+# 2: they are Keras layers (`name`, `trainable`, `dtype` added). This version reads both.
+FORMAT_VERSION = 2
 
 
 class PresetError(UserError):

@@ -155,7 +155,7 @@ def _client(scheme, action):
     """Imports the hub's client, or raises HubClientMissingError."""
     package = "huggingface_hub" if scheme == HF_SCHEME else "kagglehub"
     try:
-        return __import__(package)
+        return __import__(package)  # optional dependencies: imported only when a hub URI is used
     except ImportError:
         raise HubClientMissingError(f"{action} {scheme}:// needs the `{package}` package: "
                                     f"pip install {package}") from None
@@ -228,7 +228,7 @@ def upload(preset_dir, uri):
             client.upload_folder(repo_id=repo.repo_id, folder_path=str(preset_dir), ignore_patterns=[".*"])
         else:
             try:
-                import keras_hub
+                import keras_hub  # optional dependency: uploads to Kaggle through it where installed
             except ImportError:
                 client.model_upload(hub_uri.handle, str(preset_dir), ignore_patterns=[".*"])
             else:

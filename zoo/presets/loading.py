@@ -8,8 +8,10 @@ import os
 
 import keras
 
+import zoo.models  # noqa: F401  (registers every model and layer class with Keras, for config.json)
 from zoo.fileio import CorruptFileError, read_json
 from zoo.presets import files, hub
+from zoo.presets.classifier import NLIClassifier
 from zoo.presets.files import PresetError, PresetIntegrityError, PresetMismatchError
 
 # metadata.json entries written anew by every save; the others (paper, data, results...) are the preset's
@@ -36,9 +38,6 @@ def _read(directory, name, where):
 
 
 def _deserialize(config, name, where):
-    import zoo.models  # noqa: F401  (registers every model and layer class with Keras)
-    import zoo.presets.classifier  # noqa: F401
-
     try:
         return keras.saving.deserialize_keras_object(config)
     except Exception as error:  # Keras raises TypeError, ValueError... with long messages
@@ -110,8 +109,6 @@ def from_preset(preset, compile=True):
         zoo.presets.hub.HubUnreachableError: a hub URI without network.
         PresetError: anything else that makes the preset unusable; every message is one line.
     """
-    from zoo.presets.classifier import NLIClassifier
-
     directory, where = resolve(preset)
     metadata = verify_preset(directory, where)
     backbone = _deserialize(_read(directory, files.CONFIG_FILE, where), files.CONFIG_FILE, where)

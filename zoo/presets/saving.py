@@ -1,113 +1,63 @@
-"""Writing a preset: `export_preset(run, out_dir)` for a finished run, `write_preset(classifier, out_dir)`
-for any `NLIClassifier` (`classifier.save_to_preset`).
+"""Writing a classifier as a preset folder, whole: `write_preset(classifier, out_dir)` (what
+`NLIClassifier.save_to_preset` and `export_preset` call).
 
-The preset is built in a temporary sibling folder (`.NAME.tmp-PID-...`, see `zoo.fileio.atomic_path`)
-and renamed onto `out_dir` at the end: a kill leaves the old preset or the new one, never half of one.
+The preset is built in a temporary sibling folder (`.NAME.tmp-PID-RANDOM`) and moved onto `out_dir` at
+the end, under the lock of `out_dir` (`.NAME.lock`, beside it: the folder itself is replaced), so a kill
+at any moment leaves the old preset or the new one, never half of one, and two writers never share a
+folder. An existing preset is swapped out in one step where the system can (Linux `renameat2` with
+`RENAME_EXCHANGE`); elsewhere it is renamed aside (`.NAME.old-PID-RANDOM`) just before the new one is
+renamed in, and a kill between the two renames is repaired by the next write into `out_dir`, which puts
+the old preset back. The next write also removes the temporary folders of killed writers.
+
 metadata.json is written last, with the SHA-256 of every other file.
+
+Kill hook for tests: `NLI_ZOO_FAULT_AT=STEP` kills the process (SIGKILL) right after STEP, one of
+`FAULT_STEPS` (and `preset:moved-aside` where there is no atomic exchange).
 """
 
+import contextlib
+import ctypes
 import datetime
+import errno
+import importlib.metadata
 import os
+import re
+import secrets
 import shutil
+import signal
+import sys
 
 import keras
 
-from zoo.fileio import atomic_path, write_json
+from zoo.fileio import (DirectoryLock, LockedError, atomic_write, clean_stale_temporaries, pid_alive, temporary_name,
+                        write_json)
+from zoo.fileio import _fsync_directory, _fsync_tree  # durability of the renames (private to fileio so far)
 from zoo.presets import files
 from zoo.presets.card import model_card
-from zoo.presets.classifier import NLIClassifier, NLIPreprocessor, NLITokenizer
 from zoo.presets.files import PresetError
 
-
-def classifier_from_run(run):
-    """The `NLIClassifier` of a loaded run (`zoo.runs.Run`): its model, tokenizer, vocabulary, the
-    truncation of its data, its labels, and its optimiser settings for fine-tuning.
-
-    Args:
-        run: a `zoo.runs.Run`.
-
-    Returns:
-        an `NLIClassifier` sharing the run's model.
-    """
-    config = run.config
-    data = config["preset"]["data"]
-    model = run.model
-    tokenizer = NLITokenizer(run.vocab, lowercase=run.tokenizer.lowercase)
-    preprocessor = NLIPreprocessor(tokenizer, max_premise_length=data.get("max_premise_length"),
-                                   max_hypothesis_length=data.get("max_hypothesis_length"), labels=run.labels,
-                                   parse_trees=model.reads_parse_trees,
-                                   max_depth=getattr(model, "max_depth", None) if model.reads_parse_trees else None)
-    train = config["preset"].get("train", {})
-    optimizer_settings = {key: train[key] for key in ("learning_rate", "beta_1", "beta_2", "epsilon", "global_clipnorm")
-                          if key in train}
-    return NLIClassifier(model, preprocessor, optimizer_settings=optimizer_settings, name=f"{config['model']}_classifier")
+FAULT_ENV = "NLI_ZOO_FAULT_AT"
+# The steps of a preset write a kill can follow, in order (for the fault tests).
+FAULT_STEPS = ("preset:weights", "preset:files", "preset:metadata", "preset:swapped")
 
 
-def run_metadata(run):
-    """What a preset records of the run it comes from: the model's name and paper, the data, the vectors,
-    the training settings, and the results the run measured.
-
-    Raises:
-        PresetError: the run has no results yet (training unfinished, or not evaluated).
-    """
-    from zoo.registry import get_spec
-
-    config = run.config
-    results = run.results
-    if not results:
-        raise PresetError(f"{run.run_dir}: the run has no results.json (training unfinished?): finish it "
-                          "(rerun train.py with the same settings) before exporting a preset")
-    spec = get_spec(config["model"])
-
-    def scores(split):
-        entry = results.get(split) or {}
-        accuracy = results.get(f"{split}_accuracy", entry.get("accuracy"))
-        return {"accuracy": accuracy, "examples": entry.get("examples"),
-                "per_class_accuracy": entry.get("per_class_accuracy")}
-
-    return {
-        "model": config["model"],
-        "paper": spec.paper,
-        "paper_parameters_without_embeddings": spec.paper_params,
-        "data": config.get("data"),
-        "embeddings": {"source": config.get("embeddings"), "dim": config.get("embedding_dim"),
-                       "tunable_words": config.get("tunable_words"), "num_tunable": config.get("num_tunable"),
-                       "coverage": (results.get("embeddings") or {}).get("coverage")},
-        "training": {"preset": config.get("preset"), "overrides": config.get("overrides", {}),
-                     "seed": config.get("seed"), "epochs_run": results.get("epochs_run"),
-                     "best_epoch": results.get("best_epoch"), "mixed_precision": config.get("mixed_precision"),
-                     "init_from": config.get("init_from")},
-        "results": {"dev": scores("dev"), "test": scores("test")},
-        "run": os.path.basename(os.path.normpath(run.run_dir)),
-    }
+def fault_point(step):
+    """Kills this process with SIGKILL when `NLI_ZOO_FAULT_AT` names `step` (a kill -9 between two writes,
+    for the tests; no effect otherwise)."""
+    if os.environ.get(FAULT_ENV) == step:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
-def export_preset(run, out_dir, overwrite=False):
-    """Exports a finished run as a preset directory in KerasHub's layout (see `zoo.presets.files`).
-
-    Args:
-        run: a `zoo.runs.Run` (`zoo.load(run_dir)`), or a run directory.
-        out_dir: the preset directory to write.
-        overwrite: replace an existing non-empty folder.
-
-    Returns:
-        `out_dir`.
-
-    Raises:
-        PresetError: `out_dir` exists and is not empty (without `overwrite`), or the run has no results.
-    """
-    if isinstance(run, (str, os.PathLike)):
-        from zoo.runs import load_run
-
-        run = load_run(os.fspath(run))
-    metadata = run_metadata(run)
-    _check_target(out_dir, overwrite)
-    classifier = classifier_from_run(run)
-    classifier.preset_metadata = metadata
-    return write_preset(classifier, out_dir, overwrite=overwrite)
+def describe_holder(holder):
+    """`PID 12 on host (python export.py ...)` of a `LockedError.holder`."""
+    text = f"PID {holder.get('pid', '?')} on {holder.get('host', '?')}" if holder else "another process"
+    return text + (f" ({str(holder['command'])[:120]})" if holder.get("command") else "")
 
 
-def _check_target(out_dir, overwrite):
+# ----------------------------------------------------------------------------------------------- the folder
+
+def check_target(out_dir, overwrite):
+    """Refuses a file, or a folder that is not empty without `overwrite` (one line)."""
     out_dir = os.fspath(out_dir)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise PresetError(f"{out_dir} is a file: a preset is a folder; choose another path")
@@ -115,6 +65,111 @@ def _check_target(out_dir, overwrite):
         raise PresetError(f"{out_dir} exists and is not empty: choose another folder, or pass overwrite=True "
                           "(export.py --overwrite) to replace it")
 
+
+@contextlib.contextmanager
+def target_lock(out_dir):
+    """Holds the lock of a preset folder: `.NAME.lock/` beside it (removed afterwards), since the folder
+    itself is replaced by the write.
+
+    Raises:
+        PresetError: another live process writes the same preset folder (one line naming it).
+    """
+    parent, base = os.path.split(os.path.abspath(os.fspath(out_dir)))
+    lock = DirectoryLock(os.path.join(parent, f".{base}.lock"), what="preset folder's lock")
+    for attempt in range(3):
+        try:
+            lock.acquire()
+            break
+        except FileNotFoundError:  # the previous holder removed the lock folder between our two steps
+            if attempt == 2:
+                raise
+        except LockedError as error:
+            raise PresetError(f"{out_dir}: another process writes this preset folder "
+                              f"({describe_holder(error.holder)}); "
+                              f"wait for it to finish, or choose another folder; if no such process runs, delete "
+                              f"{error.lock_path}") from None
+    try:
+        yield
+    finally:
+        lock.release()
+        with contextlib.suppress(OSError):
+            os.rmdir(lock.directory)  # only when empty
+
+
+def _aside_pattern(base):
+    return re.compile(rf"^\.{re.escape(base)}\.old-(\d+)-[0-9a-f]+$")
+
+
+def repair_leftovers(out_dir, log=None):
+    """What a killed write into `out_dir` left (call it under `target_lock`): the old preset renamed aside
+    goes back when no preset took its place (else it is removed), and temporary folders go.
+
+    Returns:
+        the number of leftovers handled.
+    """
+    parent, base = os.path.split(os.path.abspath(os.fspath(out_dir)))
+    log = log or (lambda line: print(f"[preset] {line}", file=sys.stderr, flush=True))
+    handled = 0
+    aside = _aside_pattern(base)
+    for name in sorted(os.listdir(parent)) if os.path.isdir(parent) else []:
+        match = aside.match(name)
+        if not match or (pid_alive(int(match.group(1))) and int(match.group(1)) != os.getpid()):
+            continue
+        path = os.path.join(parent, name)
+        if not os.path.exists(out_dir):
+            os.rename(path, out_dir)
+            log(f"put back the preset {out_dir}, which an interrupted write had moved aside")
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+        handled += 1
+    return handled + clean_stale_temporaries(
+        parent, prefix=f".{base.lstrip('.')}.tmp-",
+        on_remove=lambda path: log(f"removed {path}, left by an interrupted write"))
+
+
+def _exchange(a, b):
+    """Swaps the folders `a` and `b` in one step (Linux `renameat2(RENAME_EXCHANGE)`); False where the
+    system or the file system cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2  # glibc 2.28+
+    except (AttributeError, OSError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), b)
+
+
+def move_into_place(new, out_dir):
+    """Moves the finished folder `new` onto `out_dir`, replacing what is there.
+
+    Returns:
+        where the old folder now is (to be removed), or None.
+    """
+    if not os.path.isdir(out_dir) or not os.listdir(out_dir):
+        os.replace(new, out_dir)  # onto nothing or an empty folder: one rename
+        return None
+    if _exchange(new, out_dir):
+        return new
+    parent, base = os.path.split(os.path.abspath(out_dir))
+    aside = os.path.join(parent, f".{base}.old-{os.getpid()}-{secrets.token_hex(3)}")
+    os.rename(out_dir, aside)
+    fault_point("preset:moved-aside")
+    try:
+        os.rename(new, out_dir)
+    except BaseException:
+        os.rename(aside, out_dir)
+        raise
+    return aside
+
+
+# ----------------------------------------------------------------------------------------------- the files
 
 def _strip(config, keys=("compile_config",)):
     """A serialized object without the given entries (at any depth), like KerasHub's preset saver."""
@@ -125,17 +180,16 @@ def _strip(config, keys=("compile_config",)):
     return config
 
 
-def _without_vocabulary(serialized_tokenizer):
-    serialized = dict(serialized_tokenizer)
-    serialized["config"] = {k: v for k, v in serialized["config"].items() if k != "vocabulary"}
-    return serialized
+def _zoo_version():
+    try:
+        return importlib.metadata.version("nli-zoo")
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def preset_metadata(classifier, checksums):
     """metadata.json: KerasHub's keys (keras_version, parameter_count, date_saved, tasks), the format,
     |θ|_M, the vocabulary, the provenance carried by the classifier, and the checksums."""
-    from zoo.presets.files import FORMAT, FORMAT_VERSION
-
     backbone = classifier.backbone
     provenance = dict(classifier.preset_metadata)
     if classifier.fine_tuned:
@@ -149,8 +203,8 @@ def preset_metadata(classifier, checksums):
         "parameter_count": int(backbone.count_params()),
         "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S"),
         "tasks": [type(classifier).__name__],
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
+        "format": files.FORMAT,
+        "format_version": files.FORMAT_VERSION,
         "zoo_version": _zoo_version(),
         "class_name": type(backbone).__name__,
         "parameters_without_embeddings": int(backbone.count_params_without_embeddings()),
@@ -162,75 +216,68 @@ def preset_metadata(classifier, checksums):
     }
 
 
-def _zoo_version():
-    from importlib import metadata
+def write_files(classifier, directory):
+    """Writes the preset's files into an empty `directory` (see `zoo.presets.files`), metadata.json last."""
+    def path(name):
+        return os.path.join(directory, *name.split("/"))
 
-    try:
-        return metadata.version("nli-zoo")
-    except metadata.PackageNotFoundError:
-        return None
+    asset_dir = path(files.TOKENIZER_ASSET_DIR)
+    os.makedirs(asset_dir)
+    backbone, preprocessor = classifier.backbone, classifier.preprocessor
+    write_json(path(files.CONFIG_FILE), _strip(keras.saving.serialize_keras_object(backbone)))
+    backbone.save_weights(path(files.MODEL_WEIGHTS_FILE))
+    fault_point("preset:weights")
+    write_json(path(files.TOKENIZER_CONFIG_FILE), keras.saving.serialize_keras_object(preprocessor.tokenizer))
+    write_json(path(files.PREPROCESSOR_CONFIG_FILE), keras.saving.serialize_keras_object(preprocessor))
+    preprocessor.tokenizer.save_assets(asset_dir)
+    task = keras.saving.serialize_keras_object(classifier)
+    # The backbone and the preprocessor are config.json and preprocessor.json; task.json keeps the rest.
+    # metadata.json holds the provenance.
+    task["config"] = {k: v for k, v in task["config"].items()
+                      if k not in ("backbone", "preprocessor", "preset_metadata", "fine_tuned")}
+    write_json(path(files.TASK_CONFIG_FILE), _strip(task, ("compile_config", "build_config")))
+    metadata = preset_metadata(classifier, {})
+    with atomic_write(path(files.README_FILE), "w") as f:
+        f.write(model_card(metadata))
+    fault_point("preset:files")
+    metadata["checksums"] = files.checksums(directory)  # every file but metadata.json, README.md included
+    write_json(path(files.METADATA_FILE), metadata)
+    fault_point("preset:metadata")
 
 
 def write_preset(classifier, out_dir, overwrite=False):
-    """Writes an `NLIClassifier` as a preset directory, atomically.
+    """Writes an `NLIClassifier` as a preset folder, whole (see the module's docstring).
 
     Args:
         classifier: the classifier (with its preprocessor and vocabulary).
-        out_dir: the preset directory.
+        out_dir: the preset folder.
         overwrite: replace an existing non-empty folder.
 
     Returns:
         `out_dir`.
 
     Raises:
-        PresetError: `out_dir` exists and is not empty (without `overwrite`), or no preprocessor.
+        PresetError: `out_dir` is a file, exists and is not empty (without `overwrite`), is being written by
+            another process, or the classifier has no preprocessor.
     """
     out_dir = os.fspath(out_dir)
-    _check_target(out_dir, overwrite)
     if classifier.preprocessor is None or classifier.preprocessor.tokenizer.vocabulary is None:
         raise PresetError("a preset needs the classifier's preprocessor and vocabulary")
-    parent = os.path.dirname(os.path.abspath(out_dir))
-    os.makedirs(parent, exist_ok=True)
-    old = None
-    try:
-        with atomic_path(out_dir) as tmp:
-            _write_files(classifier, tmp)
-            if os.path.isdir(out_dir) and os.listdir(out_dir):  # overwrite: move the old preset aside last
-                old = tmp + ".old"
-                os.rename(out_dir, old)
-    except BaseException:
-        if old and os.path.isdir(old) and not os.path.exists(out_dir):
-            os.rename(old, out_dir)
-        raise
-    if old:
-        shutil.rmtree(old, ignore_errors=True)
+    os.makedirs(os.path.dirname(os.path.abspath(out_dir)), exist_ok=True)
+    with target_lock(out_dir):
+        repair_leftovers(out_dir)
+        check_target(out_dir, overwrite)
+        tmp = temporary_name(out_dir)
+        try:
+            os.mkdir(tmp)
+            write_files(classifier, tmp)
+            _fsync_tree(tmp)
+            old = move_into_place(tmp, out_dir)
+            _fsync_directory(os.path.dirname(os.path.abspath(out_dir)))
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        fault_point("preset:swapped")
+        if old:
+            shutil.rmtree(old, ignore_errors=True)
     return out_dir
-
-
-def _write_files(classifier, directory):
-    from zoo.presets.files import (CONFIG_FILE, METADATA_FILE, MODEL_WEIGHTS_FILE,
-                                   PREPROCESSOR_CONFIG_FILE, README_FILE, TASK_CONFIG_FILE, TOKENIZER_ASSET_DIR,
-                                   TOKENIZER_CONFIG_FILE)
-
-    os.makedirs(os.path.join(directory, *TOKENIZER_ASSET_DIR.split("/")))
-    backbone = classifier.backbone
-    preprocessor = classifier.preprocessor
-    write_json(os.path.join(directory, CONFIG_FILE), _strip(keras.saving.serialize_keras_object(backbone)))
-    backbone.save_weights(os.path.join(directory, MODEL_WEIGHTS_FILE))
-    tokenizer = _without_vocabulary(keras.saving.serialize_keras_object(preprocessor.tokenizer))
-    write_json(os.path.join(directory, TOKENIZER_CONFIG_FILE), tokenizer)
-    preprocessor_config = keras.saving.serialize_keras_object(preprocessor)
-    preprocessor_config["config"]["tokenizer"] = tokenizer
-    write_json(os.path.join(directory, PREPROCESSOR_CONFIG_FILE), preprocessor_config)
-    preprocessor.tokenizer.save_assets(os.path.join(directory, *TOKENIZER_ASSET_DIR.split("/")))
-    task = keras.saving.serialize_keras_object(classifier)
-    # The backbone and the preprocessor are config.json and preprocessor.json; task.json keeps the rest.
-    # metadata.json holds the provenance.
-    task["config"] = {k: v for k, v in task["config"].items()
-                      if k not in ("backbone", "preprocessor", "preset_metadata", "fine_tuned")}
-    write_json(os.path.join(directory, TASK_CONFIG_FILE), _strip(task, ("compile_config", "build_config")))
-    metadata = preset_metadata(classifier, {})
-    with open(os.path.join(directory, README_FILE), "w", encoding="utf-8") as f:
-        f.write(model_card(metadata))
-    metadata["checksums"] = files.checksums(directory)  # every file but metadata.json, README.md included
-    write_json(os.path.join(directory, METADATA_FILE), metadata)
