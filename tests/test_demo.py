@@ -1,0 +1,153 @@
+"""`nli-zoo demo`: the Gradio page driven through Gradio's own client (`gradio_client`), as a browser would.
+
+Two pages are served on free loopback ports for the module: a run of Rocktäschel et al.'s word-by-word
+model beside a preset of ESIM (two-way co-attention), and the syntactic tree-LSTM (reads parses) beside
+Wang & Jiang's match-LSTM (NULL column). The runs are untrained (tests/export_support.make_run), so the
+checks compare the page with the models' own predictions, not with gold labels.
+"""
+
+import socket
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+pytest.importorskip("gradio")
+from gradio_client import Client  # noqa: E402
+from gradio_client.exceptions import AppError  # noqa: E402
+
+from tests.export_support import PAIRS, make_run  # noqa: E402
+from tests.test_presets import finished_run  # noqa: E402
+from zoo.commands import demo as demo_command  # noqa: E402
+from zoo.demo.app import MAX_WORDS, build_app, launch  # noqa: E402
+from zoo.demo.models import open_model  # noqa: E402
+from zoo.presets.saving import export_preset  # noqa: E402
+from zoo.runs import load_run  # noqa: E402
+
+PREMISE, HYPOTHESIS, PREMISE_PARSE, HYPOTHESIS_PARSE = PAIRS[0]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("demo_runs")
+    runs = {name: make_run(str(root / name), name) for name in ("rocktaschel_wbw", "syntactic_tree_lstm", "mlstm")}
+    runs["esim"] = finished_run(str(root / "esim"), "esim")  # a preset is exported from a finished run
+    return runs
+
+
+@pytest.fixture(scope="module")
+def esim_preset(runs, tmp_path_factory):
+    return export_preset(runs["esim"], str(tmp_path_factory.mktemp("demo_presets") / "esim"))
+
+
+def serve(sources):
+    app = build_app([open_model(source) for source in sources])
+    url = launch(app, port=free_port())
+    assert url.startswith("http://127.0.0.1:")
+    return app, Client(url, verbose=False)
+
+
+@pytest.fixture(scope="module")
+def pair_page(runs, esim_preset):
+    app, client = serve([runs["rocktaschel_wbw"], esim_preset])
+    yield client
+    app.close()
+
+
+@pytest.fixture(scope="module")
+def tree_page(runs):
+    app, client = serve([runs["syntactic_tree_lstm"], runs["mlstm"]])
+    yield client
+    app.close()
+
+
+def ask(client, premise, hypothesis, premise_parse="", hypothesis_parse=""):
+    """The page's outputs, per model: `(label output, gallery, trees text)`."""
+    outputs = client.predict(premise, hypothesis, premise_parse, hypothesis_parse, api_name="/predict")
+    return [outputs[i:i + 3] for i in range(0, len(outputs), 3)]
+
+
+def check_label(label_output, prediction):
+    assert label_output["label"] == prediction["label"]
+    shown = {c["label"]: c["confidence"] for c in label_output["confidences"]}
+    assert set(shown) == set(prediction["probabilities"])
+    np.testing.assert_allclose([shown[k] for k in prediction["probabilities"]],
+                               list(prediction["probabilities"].values()), atol=1e-5)
+
+
+def check_heatmaps(gallery, count, words):
+    """`count` heatmap images, wide enough to have one column per word."""
+    assert len(gallery) == count
+    for item in gallery:
+        with Image.open(item["image"]) as image:
+            assert image.width > 20 * words and image.height > 100
+            assert len(set(np.asarray(image.convert("L")).ravel().tolist())) > 20  # a picture, not a blank
+    return [item["caption"] for item in gallery]
+
+
+def test_two_models_side_by_side_show_their_own_predictions_and_maps(pair_page, runs):
+    (wbw_label, wbw_maps, wbw_trees), (esim_label, esim_maps, esim_trees) = ask(pair_page, PREMISE, HYPOTHESIS)
+    check_label(wbw_label, load_run(runs["rocktaschel_wbw"]).predict([(PREMISE, HYPOTHESIS)])[0])
+    check_label(esim_label, load_run(runs["esim"]).predict([(PREMISE, HYPOTHESIS)])[0])  # the preset's = the run's
+    words = len(PREMISE.split())
+    assert check_heatmaps(wbw_maps, 1, words)[0].startswith("hypothesis → premise")
+    captions = check_heatmaps(esim_maps, 2, words)  # ESIM's co-attention both ways
+    assert captions[0].startswith("hypothesis → premise") and captions[1].startswith("premise → hypothesis")
+    assert wbw_trees == "" and esim_trees == ""
+
+
+def test_tree_model_reads_the_typed_parse_and_shows_its_tree(tree_page, runs):
+    (tree_label, tree_maps, trees), (mlstm_label, mlstm_maps, mlstm_trees) = ask(
+        tree_page, PREMISE, HYPOTHESIS, PREMISE_PARSE, "")
+    pair = (PREMISE, HYPOTHESIS, PREMISE_PARSE, "")
+    check_label(tree_label, load_run(runs["syntactic_tree_lstm"]).predict([pair])[0])
+    check_label(mlstm_label, load_run(runs["mlstm"]).predict([pair])[0])
+    premise_tree, hypothesis_tree = trees.split("\n\n")
+    # The parse's tree: "a guitar" and "on stage" are phrases joined under "playing ...".
+    assert premise_tree.splitlines()[0] == "premise (your parse):"
+    assert "│        │  ├─ a\n   │        │  └─ guitar" in premise_tree
+    assert hypothesis_tree.startswith("hypothesis (complete binary tree over the tokens):")
+    check_heatmaps(tree_maps, 2, len(PREMISE.split()))
+    assert "NULL" in check_heatmaps(mlstm_maps, 1, len(PREMISE.split()))[0]
+    assert mlstm_trees == ""
+
+
+@pytest.mark.parametrize("premise, hypothesis, premise_parse, message", [
+    ("", HYPOTHESIS, "", "The premise is empty"),
+    (PREMISE, "   ", "", "The hypothesis is empty"),
+    (" ".join(["word"] * 2000), HYPOTHESIS, "", f"The premise has 2,000 words; the demo takes sentences of at "
+                                                  f"most {MAX_WORDS} words"),
+    (PREMISE, HYPOTHESIS, "( ( A man ) ( plays", "Malformed binary parse: parse (premise): unbalanced brackets"),
+    (PREMISE, HYPOTHESIS, "( ( A woman ) sings )", "syntactic_tree_lstm: "),  # leaves that are not the tokens
+])
+def test_bad_input_gets_a_message_on_the_page(tree_page, premise, hypothesis, premise_parse, message):
+    with pytest.raises(AppError) as caught:
+        ask(tree_page, premise, hypothesis, premise_parse, "")
+    assert str(caught.value).startswith(message)
+    assert "Traceback" not in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_without_gradio_one_line_says_how_to_install(monkeypatch, capsys, runs):
+    monkeypatch.setitem(sys.modules, "gradio", None)  # `import gradio` fails, find_spec finds nothing
+    with pytest.raises(SystemExit) as exited:
+        demo_command.main([runs["rocktaschel_wbw"]])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == 'nli-zoo demo: error: the demo needs Gradio: pip install "nli-zoo[demo]"\n'
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["no/such/run"], "no/such/run: no such run directory, preset or SavedModel"),
+    (["a", "b", "c"], "give one or two models to compare, not 3"),
+])
+def test_command_line_errors_are_one_line(capsys, arguments, message):
+    with pytest.raises(SystemExit) as exited:
+        demo_command.main(arguments)
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == f"nli-zoo demo: error: {message}\n"
