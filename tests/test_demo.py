@@ -69,9 +69,20 @@ def tree_page(runs):
 
 
 def ask(client, premise, hypothesis, premise_parse="", hypothesis_parse=""):
-    """The page's outputs, per model: `(label output, gallery, trees text)`."""
+    """The page's outputs, per model: `(label output, [(heatmap file, caption), ...], trees text)` (a model's
+    outputs start at its label component)."""
     outputs = client.predict(premise, hypothesis, premise_parse, hypothesis_parse, api_name="/predict")
-    return [outputs[i:i + 3] for i in range(0, len(outputs), 3)]
+    returns = client.view_api(return_format="dict", print_info=False)["named_endpoints"]["/predict"]["returns"]
+    assert len(outputs) == len(returns)
+    models = []
+    for value, info in zip(outputs, returns):
+        if info["component"] == "Label":
+            models.append([value, [], None])
+        elif info["component"] == "Image":
+            models[-1][1].append((value, info["label"]))
+        else:
+            models[-1][2] = value
+    return models
 
 
 def check_label(label_output, prediction):
@@ -82,14 +93,14 @@ def check_label(label_output, prediction):
                                list(prediction["probabilities"].values()), atol=1e-5)
 
 
-def check_heatmaps(gallery, count, words):
-    """`count` heatmap images, wide enough to have one column per word."""
-    assert len(gallery) == count
-    for item in gallery:
-        with Image.open(item["image"]) as image:
+def check_heatmaps(heatmaps, count, words):
+    """`count` heatmap images, wide enough to have one column per word; returns their captions."""
+    assert len(heatmaps) == count
+    for path, _ in heatmaps:
+        with Image.open(path) as image:
             assert image.width > 20 * words and image.height > 100
             assert len(set(np.asarray(image.convert("L")).ravel().tolist())) > 20  # a picture, not a blank
-    return [item["caption"] for item in gallery]
+    return [caption for _, caption in heatmaps]
 
 
 def test_two_models_side_by_side_show_their_own_predictions_and_maps(pair_page, runs):

@@ -11,8 +11,9 @@ app.launch(server_name="127.0.0.1")
 ```
 The page's one API endpoint, `/predict` (what `gradio_client` calls), takes
 `(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse)` and returns, per model in turn,
-the label output (`{"label": ..., "confidences": [...]}`), the heatmap gallery (one image per map, with
-its caption) and the trees' text ("" for a model without trees).
+the label output (`{"label": ..., "confidences": [...]}`), one heatmap image per attention map the
+model has (none for a model without attention; the image component's label is the map's caption) and
+the trees' text ("" for a model without trees).
 """
 
 import sys
@@ -21,7 +22,7 @@ import gradio as gr
 
 from zoo.data.snli import load_snli
 from zoo.data.trees import TreeFormatError, parse_binary_parse
-from zoo.demo.display import heatmaps, is_over_tree_nodes, tree_drawings
+from zoo.demo.display import describe_map, heatmaps, is_over_tree_nodes, tree_drawings
 
 # Longest sentence the page takes (in words): SNLI's longest premise has 82 tokens; a heatmap of
 # hundreds of columns is unreadable, and the models were trained on short sentences.
@@ -74,12 +75,14 @@ class Demo:
         self.models = list(models)
         self.parses_read = any(m.reads_parse_trees for m in self.models)
         # One pair through each model: loads its graph now rather than on the first click, and tells which
-        # models attend over tree nodes (their page shows the trees).
-        self.shows_trees = [m.reads_parse_trees or is_over_tree_nodes(m.predictor.explain(*PROBE))
-                            for m in self.models]
+        # maps it draws (one image each on the page) and whether it attends over tree nodes (then the page
+        # shows the trees).
+        probes = [m.predictor.explain(*PROBE) for m in self.models]
+        self.captions = [[describe_map(probe, name) for name in probe.maps] for probe in probes]
+        self.shows_trees = [m.reads_parse_trees or is_over_tree_nodes(probe) for m, probe in zip(self.models, probes)]
 
     def predict(self, premise, hypothesis, premise_parse="", hypothesis_parse=""):
-        """Every model's outputs on the pair: `[label, gallery, trees] * len(models)`.
+        """Every model's outputs on the pair, in turn: its probabilities, one image per map, its trees' text.
 
         Raises:
             gradio.Error: bad input, or a model that cannot take the pair (its message, no traceback).
@@ -99,8 +102,8 @@ class Demo:
             except Exception as error:  # noqa: BLE001 (the page shows one line; the terminal gets it whole)
                 print(f"[demo] {model.name} failed on {premise!r} / {hypothesis!r}:", file=sys.stderr)
                 raise gr.Error(f"{model.name} failed: {type(error).__name__}: {error}") from None
-            outputs += [explanation.probabilities, heatmaps(explanation, model.name),
-                        tree_drawings(explanation, model.reads_parse_trees, parses)]
+            images = [image for image, _ in heatmaps(explanation, model.name)]
+            outputs += [explanation.probabilities, *images, tree_drawings(explanation, model.reads_parse_trees, parses)]
         return outputs
 
 
@@ -133,12 +136,12 @@ def build_app(models):
                     label="Shipped SNLI test pairs")
         outputs = []
         with gr.Row(equal_height=False):
-            for model, shows_trees in zip(demo.models, demo.shows_trees):
+            for model, captions, shows_trees in zip(demo.models, demo.captions, demo.shows_trees):
                 with gr.Column():
                     gr.Markdown(f"### {model.name}\n`{model.source}`")
                     outputs.append(gr.Label(label="label and probabilities", num_top_classes=3))
-                    outputs.append(gr.Gallery(label="attention", columns=1, height="auto", object_fit="contain",
-                                              show_label=True, allow_preview=True))
+                    outputs += [gr.Image(label=caption, type="pil", format="png", interactive=False,
+                                         buttons=["download", "fullscreen"]) for caption in captions]
                     outputs.append(gr.Textbox(label="trees the model read", lines=8, max_lines=40,
                                               visible=shows_trees, buttons=["copy"]))
         button.click(demo.predict, inputs, outputs, api_name="predict")

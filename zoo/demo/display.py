@@ -59,7 +59,7 @@ def heatmaps(explanation, title=""):
             figure.axes[0].set_xlabel("hypothesis")
             figure.axes[0].set_ylabel("premise")
         buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=80, bbox_inches="tight")
+        figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
         plt.close(figure)
         buffer.seek(0)
         image = Image.open(buffer)
