@@ -21,6 +21,7 @@ from tests.export_support import PAIRS, make_run  # noqa: E402
 from tests.test_presets import finished_run  # noqa: E402
 from zoo.commands import demo as demo_command  # noqa: E402
 from zoo.demo.app import MAX_WORDS, build_app, launch  # noqa: E402
+from zoo.demo.display import heatmaps  # noqa: E402
 from zoo.demo.models import open_model  # noqa: E402
 from zoo.presets.saving import export_preset  # noqa: E402
 from zoo.runs import load_run  # noqa: E402
@@ -162,3 +163,16 @@ def test_command_line_errors_are_one_line(capsys, arguments, message):
         demo_command.main(arguments)
     assert exited.value.code == 2
     assert capsys.readouterr().err == f"nli-zoo demo: error: {message}\n"
+
+
+@pytest.mark.parametrize("model_name, captions", [
+    ("rocktaschel_attention_two_way", ["attention of the last hypothesis state over the premise (sums to 1)",
+                                       "attention of the last premise state over the hypothesis (sums to 1)"]),
+    ("hypothesis_only", []),  # no attention: the label alone
+])
+def test_one_row_and_absent_maps(tmp_path, model_name, captions):
+    model = open_model(make_run(str(tmp_path / model_name), model_name))
+    explanation = model.predictor.explain(PREMISE, HYPOTHESIS)
+    drawn = heatmaps(explanation, model.name)
+    assert [caption for _, caption in drawn] == captions
+    assert all(image.height > 100 for image, _ in drawn)

@@ -120,8 +120,8 @@ def build_app(models):
                     "below): each model gives its label, the three probabilities and what it attended to. "
                     "Heatmaps are coloured over each map's own range.")
         with gr.Row():
-            premise = gr.Textbox(label="Premise", lines=2, placeholder="A man is playing a guitar on stage.")
-            hypothesis = gr.Textbox(label="Hypothesis", lines=2, placeholder="A person plays music.")
+            premise = gr.Textbox(label="Premise", lines=1, max_lines=4, placeholder="A man is playing a guitar on stage.")
+            hypothesis = gr.Textbox(label="Hypothesis", lines=1, max_lines=4, placeholder="A person plays music.")
         with gr.Accordion("Binary parses (optional: for the models that read parse trees)",
                           open=False, visible=demo.parses_read):
             with gr.Row():
@@ -140,8 +140,10 @@ def build_app(models):
                 with gr.Column():
                     gr.Markdown(f"### {model.name}\n`{model.source}`")
                     outputs.append(gr.Label(label="label and probabilities", num_top_classes=3))
-                    outputs += [gr.Image(label=caption, type="pil", format="png", interactive=False,
-                                         buttons=["download", "fullscreen"]) for caption in captions]
+                    for caption in captions:  # the caption above the image (a shown label would cover its top)
+                        gr.Markdown(f"**{caption}**")
+                        outputs.append(gr.Image(label=caption, show_label=False, type="pil", format="png",
+                                                interactive=False, buttons=["download", "fullscreen"]))
                     outputs.append(gr.Textbox(label="trees the model read", lines=8, max_lines=40,
                                               visible=shows_trees, buttons=["copy"]))
         button.click(demo.predict, inputs, outputs, api_name="predict")

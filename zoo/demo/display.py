@@ -24,9 +24,11 @@ PARSE_FREE = "complete binary tree over the tokens"
 
 def describe_map(explanation, name):
     """The caption of one map: what its rows and columns are, and the NULL column where there is one."""
-    if name == "attention_reverse":
-        return "premise → hypothesis (rows: premise, columns: hypothesis; each row sums to 1)"
     weights = explanation.maps[name]
+    if name == "attention_reverse":
+        if weights.shape[0] == 1:
+            return "attention of the last premise state over the hypothesis (sums to 1)"
+        return "premise → hypothesis (rows: premise, columns: hypothesis; each row sums to 1)"
     if weights.shape[0] == 1:
         text = "attention of the last hypothesis state over the premise (sums to 1)"
     else:
@@ -35,6 +37,8 @@ def describe_map(explanation, name):
         text += "; column [NULL]: a hypothesis word aligned with no premise word"
     if is_over_tree_nodes(explanation):
         text += "; • = the phrase joining its neighbours"
+    elif len(explanation.labels["premise"]) == 2 * len(explanation.premise_tokens) > 0:
+        text += "; s: = a word's vector, v: = its bi-LSTM state (Paria et al.'s S_e)"
     return text
 
 
@@ -52,6 +56,8 @@ def heatmaps(explanation, title=""):
     out = []
     for name in explanation.maps:
         weights, columns, rows = alignment_grid(explanation, name)
+        if len(rows) != weights.shape[0]:  # a one-row reverse map (`*_attention_two_way`): the final state's
+            rows = ["(final)"]
         label = explanation.label
         heading = f"{title + ': ' if title else ''}{label} ({explanation.probabilities[label]:.2f})"
         figure = plot_attention(weights, columns, rows, heading)
