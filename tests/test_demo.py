@@ -176,3 +176,15 @@ def test_one_row_and_absent_maps(tmp_path, model_name, captions):
     drawn = heatmaps(explanation, model.name)
     assert [caption for _, caption in drawn] == captions
     assert all(image.height > 100 for image, _ in drawn)
+
+
+def test_a_taken_port_is_one_line(capsys, runs):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(SystemExit) as exited:
+            demo_command.main([runs["rocktaschel_wbw"], "--port", str(port)])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.endswith(f"nli-zoo demo: error: port {port} of 127.0.0.1 is taken: "
+                                            "choose another with --port\n")

@@ -74,8 +74,10 @@ def demo(args, block=True):
     app = build_app(models)
     try:
         url = launch(app, port=args.port)
-    except OSError as error:
-        raise DemoError(f"cannot serve on 127.0.0.1{f':{args.port}' if args.port else ''}: {error}") from None
+    except OSError:  # Gradio's message names its own settings, not this command's options
+        app.close()
+        raise DemoError(f"port {args.port} of 127.0.0.1 is taken: choose another with --port" if args.port else
+                        "no free port from 7860 to 7959 on 127.0.0.1: choose one with --port") from None
     print(f"[demo] serving {' and '.join(m.name for m in models)} on {url} (Ctrl+C stops)", flush=True)
     if block:
         app.block_thread()  # until Ctrl+C, which closes the server
