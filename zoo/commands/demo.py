@@ -12,11 +12,25 @@ probabilities, its attention heatmaps and, for tree models, the trees it read. T
 
 import argparse
 import importlib.util
+import socket
 import sys
 
 from zoo.errors import UserError
 
 INSTALL = 'the demo needs Gradio: pip install "nli-zoo[demo]"'
+
+
+PORT_TAKEN = "port {port} of 127.0.0.1 is taken: choose another with --port"
+
+
+def port_is_free(port):
+    """Whether a server could listen on `port` of 127.0.0.1 now."""
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 class DemoError(UserError):
@@ -68,6 +82,8 @@ def demo(args, block=True):
         raise DemoError(f"--port must be 1 to 65535, got {args.port}")
     if importlib.util.find_spec("gradio") is None:
         raise DemoError(INSTALL)
+    if args.port is not None and not port_is_free(args.port):  # before the models' seconds of loading
+        raise DemoError(PORT_TAKEN.format(port=args.port))
     from zoo.demo.app import build_app, launch
 
     models = open_models(args.models)
@@ -76,7 +92,7 @@ def demo(args, block=True):
         url = launch(app, port=args.port)
     except OSError:  # Gradio's message names its own settings, not this command's options
         app.close()
-        raise DemoError(f"port {args.port} of 127.0.0.1 is taken: choose another with --port" if args.port else
+        raise DemoError(PORT_TAKEN.format(port=args.port) if args.port else
                         "no free port from 7860 to 7959 on 127.0.0.1: choose one with --port") from None
     print(f"[demo] serving {' and '.join(m.name for m in models)} on {url} (Ctrl+C stops)", flush=True)
     if block:

@@ -144,8 +144,8 @@ def build_app(models):
                         gr.Markdown(f"**{caption}**")
                         outputs.append(gr.Image(label=caption, show_label=False, type="pil", format="png",
                                                 interactive=False, buttons=["download", "fullscreen"]))
-                    outputs.append(gr.Textbox(label="trees the model read", lines=8, max_lines=40,
-                                              visible=shows_trees, buttons=["copy"]))
+                    outputs.append(gr.Code(label="trees the model read", language=None, interactive=False,
+                                           lines=8, visible=shows_trees))  # monospaced: the drawing lines up
         button.click(demo.predict, inputs, outputs, api_name="predict")
         for box in (premise, hypothesis):  # Enter in a box predicts too (the same endpoint, not listed twice)
             box.submit(demo.predict, inputs, outputs, api_visibility="private")
