@@ -55,7 +55,7 @@ def open_models(sources):
     Raises:
         DemoError: a source that cannot be loaded (the loader's message).
     """
-    from zoo.demo.models import open_model
+    from zoo.demo.models import open_model  # TensorFlow and Keras: imported once the arguments are checked
 
     models = []
     for source in sources:
@@ -84,7 +84,7 @@ def demo(args, block=True):
         raise DemoError(INSTALL)
     if args.port is not None and not port_is_free(args.port):  # before the models' seconds of loading
         raise DemoError(PORT_TAKEN.format(port=args.port))
-    from zoo.demo.app import build_app, launch
+    from zoo.demo.app import build_app, launch  # imports Gradio, the optional extra: checked just above
 
     models = open_models(args.models)
     app = build_app(models)

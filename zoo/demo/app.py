@@ -7,7 +7,7 @@ checking that Gradio is there (`zoo.commands.demo` does).
 Example:
 ```python
 app = build_app([open_model("runs/rocktaschel_wbw"), open_model("runs/esim")])
-app.launch(server_name="127.0.0.1")
+url = launch(app)      # http://127.0.0.1:7860/; app.block_thread() waits, app.close() stops
 ```
 The page's one API endpoint, `/predict` (what `gradio_client` calls), takes
 `(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse)` and returns, per model in turn,
@@ -17,6 +17,7 @@ the trees' text ("" for a model without trees).
 """
 
 import sys
+import traceback
 
 import gradio as gr
 
@@ -101,7 +102,9 @@ class Demo:
                 raise gr.Error(f"{model.name}: {error}", print_exception=False) from None
             except Exception as error:  # noqa: BLE001 (the page shows one line; the terminal gets it whole)
                 print(f"[demo] {model.name} failed on {premise!r} / {hypothesis!r}:", file=sys.stderr)
-                raise gr.Error(f"{model.name} failed: {type(error).__name__}: {error}") from None
+                traceback.print_exc()
+                raise gr.Error(f"{model.name} failed: {type(error).__name__}: {error}", print_exception=False) \
+                    from None
             images = [image for image, _ in heatmaps(explanation, model.name)]
             outputs += [explanation.probabilities, *images, tree_drawings(explanation, model.reads_parse_trees, parses)]
         return outputs
@@ -120,7 +123,9 @@ def build_app(models):
                     "below): each model gives its label, the three probabilities and what it attended to. "
                     "Heatmaps are coloured over each map's own range.")
         with gr.Row():
-            premise = gr.Textbox(label="Premise", lines=1, max_lines=4, placeholder="A man is playing a guitar on stage.")
+            # One line (Enter predicts), growing to four for a long sentence.
+            premise = gr.Textbox(label="Premise", lines=1, max_lines=4,
+                                 placeholder="A man is playing a guitar on stage.")
             hypothesis = gr.Textbox(label="Hypothesis", lines=1, max_lines=4, placeholder="A person plays music.")
         with gr.Accordion("Binary parses (optional: for the models that read parse trees)",
                           open=False, visible=demo.parses_read):
