@@ -19,7 +19,7 @@ FLOORS = [
     {"zoo.data", "zoo.plotting"},
     {"zoo.runs"},
     {"zoo.export", "zoo.training", "zoo.presets"},
-    {"zoo.diagnostics"},
+    {"zoo.diagnostics", "zoo.demo"},
     {"zoo.commands"},
 ]
 

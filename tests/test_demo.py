@@ -1,0 +1,190 @@
+"""`nli-zoo demo`: the Gradio page driven through Gradio's own client (`gradio_client`), as a browser would.
+
+Two pages are served on free loopback ports for the module: a run of Rocktäschel et al.'s word-by-word
+model beside a preset of ESIM (two-way co-attention), and the syntactic tree-LSTM (reads parses) beside
+Wang & Jiang's match-LSTM (NULL column). The runs are untrained (tests/export_support.make_run), so the
+checks compare the page with the models' own predictions, not with gold labels.
+"""
+
+import socket
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+pytest.importorskip("gradio")
+from gradio_client import Client  # noqa: E402
+from gradio_client.exceptions import AppError  # noqa: E402
+
+from tests.export_support import PAIRS, make_run  # noqa: E402
+from tests.test_presets import finished_run  # noqa: E402
+from zoo.commands import demo as demo_command  # noqa: E402
+from zoo.demo.app import MAX_WORDS, build_app, launch  # noqa: E402
+from zoo.demo.display import heatmaps  # noqa: E402
+from zoo.demo.models import open_model  # noqa: E402
+from zoo.presets.saving import export_preset  # noqa: E402
+from zoo.runs import load_run  # noqa: E402
+
+PREMISE, HYPOTHESIS, PREMISE_PARSE, HYPOTHESIS_PARSE = PAIRS[0]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("demo_runs")
+    runs = {name: make_run(str(root / name), name) for name in ("rocktaschel_wbw", "syntactic_tree_lstm", "mlstm")}
+    runs["esim"] = finished_run(str(root / "esim"), "esim")  # a preset is exported from a finished run
+    return runs
+
+
+@pytest.fixture(scope="module")
+def esim_preset(runs, tmp_path_factory):
+    return export_preset(runs["esim"], str(tmp_path_factory.mktemp("demo_presets") / "esim"))
+
+
+def serve(sources):
+    app = build_app([open_model(source) for source in sources])
+    url = launch(app, port=free_port())
+    assert url.startswith("http://127.0.0.1:")
+    return app, Client(url, verbose=False)
+
+
+@pytest.fixture(scope="module")
+def pair_page(runs, esim_preset):
+    app, client = serve([runs["rocktaschel_wbw"], esim_preset])
+    yield client
+    app.close()
+
+
+@pytest.fixture(scope="module")
+def tree_page(runs):
+    app, client = serve([runs["syntactic_tree_lstm"], runs["mlstm"]])
+    yield client
+    app.close()
+
+
+def ask(client, premise, hypothesis, premise_parse="", hypothesis_parse=""):
+    """The page's outputs, per model: `(label output, [(heatmap file, caption), ...], trees text)` (a model's
+    outputs start at its label component)."""
+    outputs = client.predict(premise, hypothesis, premise_parse, hypothesis_parse, api_name="/predict")
+    returns = client.view_api(return_format="dict", print_info=False)["named_endpoints"]["/predict"]["returns"]
+    assert len(outputs) == len(returns)
+    models = []
+    for value, info in zip(outputs, returns):
+        if info["component"] == "Label":
+            models.append([value, [], None])
+        elif info["component"] == "Image":
+            models[-1][1].append((value, info["label"]))
+        else:
+            models[-1][2] = value
+    return models
+
+
+def check_label(label_output, prediction):
+    assert label_output["label"] == prediction["label"]
+    shown = {c["label"]: c["confidence"] for c in label_output["confidences"]}
+    assert set(shown) == set(prediction["probabilities"])
+    np.testing.assert_allclose([shown[k] for k in prediction["probabilities"]],
+                               list(prediction["probabilities"].values()), atol=1e-5)
+
+
+def check_heatmaps(heatmaps, count, words):
+    """`count` heatmap images, wide enough to have one column per word; returns their captions."""
+    assert len(heatmaps) == count
+    for path, _ in heatmaps:
+        with Image.open(path) as image:
+            assert image.width > 20 * words and image.height > 100
+            assert len(set(np.asarray(image.convert("L")).ravel().tolist())) > 20  # a picture, not a blank
+    return [caption for _, caption in heatmaps]
+
+
+def test_two_models_side_by_side_show_their_own_predictions_and_maps(pair_page, runs):
+    (wbw_label, wbw_maps, wbw_trees), (esim_label, esim_maps, esim_trees) = ask(pair_page, PREMISE, HYPOTHESIS)
+    check_label(wbw_label, load_run(runs["rocktaschel_wbw"]).predict([(PREMISE, HYPOTHESIS)])[0])
+    check_label(esim_label, load_run(runs["esim"]).predict([(PREMISE, HYPOTHESIS)])[0])  # the preset's = the run's
+    words = len(PREMISE.split())
+    assert check_heatmaps(wbw_maps, 1, words)[0].startswith("hypothesis → premise")
+    captions = check_heatmaps(esim_maps, 2, words)  # ESIM's co-attention both ways
+    assert captions[0].startswith("hypothesis → premise") and captions[1].startswith("premise → hypothesis")
+    assert wbw_trees == "" and esim_trees == ""
+
+
+def test_tree_model_reads_the_typed_parse_and_shows_its_tree(tree_page, runs):
+    (tree_label, tree_maps, trees), (mlstm_label, mlstm_maps, mlstm_trees) = ask(
+        tree_page, PREMISE, HYPOTHESIS, PREMISE_PARSE, "")
+    pair = (PREMISE, HYPOTHESIS, PREMISE_PARSE, "")
+    check_label(tree_label, load_run(runs["syntactic_tree_lstm"]).predict([pair])[0])
+    check_label(mlstm_label, load_run(runs["mlstm"]).predict([pair])[0])
+    premise_tree, hypothesis_tree = trees.split("\n\n")
+    # The parse's tree: "a guitar" and "on stage" are phrases joined under "playing ...".
+    assert premise_tree.splitlines()[0] == "premise (your parse):"
+    assert "│        │  ├─ a\n   │        │  └─ guitar" in premise_tree
+    assert hypothesis_tree.startswith("hypothesis (complete binary tree over the tokens):")
+    check_heatmaps(tree_maps, 2, len(PREMISE.split()))
+    assert "NULL" in check_heatmaps(mlstm_maps, 1, len(PREMISE.split()))[0]
+    assert mlstm_trees == ""
+
+
+@pytest.mark.parametrize("premise, hypothesis, premise_parse, message", [
+    ("", HYPOTHESIS, "", "The premise is empty"),
+    (PREMISE, "   ", "", "The hypothesis is empty"),
+    (" ".join(["word"] * 2000), HYPOTHESIS, "", f"The premise has 2,000 words; the demo takes sentences of at "
+                                                  f"most {MAX_WORDS} words"),
+    (PREMISE, HYPOTHESIS, "( ( A man ) ( plays", "Malformed binary parse: parse (premise): unbalanced brackets"),
+    (PREMISE, HYPOTHESIS, "( ( A woman ) sings )", "syntactic_tree_lstm: "),  # leaves that are not the tokens
+])
+def test_bad_input_gets_a_message_on_the_page(tree_page, premise, hypothesis, premise_parse, message):
+    with pytest.raises(AppError) as caught:
+        ask(tree_page, premise, hypothesis, premise_parse, "")
+    assert str(caught.value).startswith(message)
+    assert "Traceback" not in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_without_gradio_one_line_says_how_to_install(monkeypatch, capsys, runs):
+    monkeypatch.setitem(sys.modules, "gradio", None)  # `import gradio` fails, find_spec finds nothing
+    with pytest.raises(SystemExit) as exited:
+        demo_command.main([runs["rocktaschel_wbw"]])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == 'nli-zoo demo: error: the demo needs Gradio: pip install "nli-zoo[demo]"\n'
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["no/such/run"], "no/such/run: no such run directory, preset or SavedModel"),
+    (["a", "b", "c"], "give one or two models to compare, not 3"),
+])
+def test_command_line_errors_are_one_line(capsys, arguments, message):
+    with pytest.raises(SystemExit) as exited:
+        demo_command.main(arguments)
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == f"nli-zoo demo: error: {message}\n"
+
+
+@pytest.mark.parametrize("model_name, captions", [
+    ("rocktaschel_attention_two_way", ["attention of the last hypothesis state over the premise (sums to 1)",
+                                       "attention of the last premise state over the hypothesis (sums to 1)"]),
+    ("hypothesis_only", []),  # no attention: the label alone
+])
+def test_one_row_and_absent_maps(tmp_path, model_name, captions):
+    model = open_model(make_run(str(tmp_path / model_name), model_name))
+    explanation = model.predictor.explain(PREMISE, HYPOTHESIS)
+    drawn = heatmaps(explanation, model.name)
+    assert [caption for _, caption in drawn] == captions
+    assert all(image.height > 100 for image, _ in drawn)
+
+
+def test_a_taken_port_is_one_line_before_any_model_loads(capsys, tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(SystemExit) as exited:
+            demo_command.main([str(tmp_path), "--port", str(port)])  # not a model: never opened
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == f"nli-zoo demo: error: port {port} of 127.0.0.1 is taken: " \
+                                      "choose another with --port\n"
