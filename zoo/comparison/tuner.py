@@ -170,7 +170,7 @@ class SweepTuner(BaseTuner):
     def __init__(self, spec, directory, train=train_run):
         self.spec, self.sweep_dir, self.train = spec, directory, train
         self.done = []  # this process's trials: {"trial", "status", "runs", "dev_accuracy", ...}
-        self._started = {}
+        self._started, self._metrics = {}, {}
         oracle, self.codec = make_oracle(spec)
         super().__init__(oracle, directory=directory, project_name=TUNER_DIR)
 
@@ -204,7 +204,9 @@ class SweepTuner(BaseTuner):
                 keras.backend.clear_session()  # the next run starts from a clean Keras state
             dev.append(result["results"]["dev_accuracy"])
             test.append(result["results"]["test_accuracy"])
-        return {"dev_accuracy": statistics.fmean(dev), "test_accuracy": statistics.fmean(test)}
+        metrics = {"dev_accuracy": statistics.fmean(dev), "test_accuracy": statistics.fmean(test)}
+        self._metrics[trial.trial_id] = metrics  # a worker's trial object does not get the oracle's copy
+        return metrics
 
     def on_search_begin(self):
         self.save()  # a process killed during its first trial is reloaded on the rerun
@@ -221,7 +223,7 @@ class SweepTuner(BaseTuner):
         entry = {"trial": trial.trial_id, "status": trial.status, "values": values,
                  "runs": [o["run_dir"] for _, o in self.run_names(trial.trial_id, values)], "seconds": seconds}
         if trial.status == TrialStatus.COMPLETED:
-            metrics = {name: trial.metrics.get_last_value(name) for name in ("dev_accuracy", "test_accuracy")}
+            metrics = self._metrics.pop(trial.trial_id)
             entry.update(metrics)
             print(f"[sweep] trial {trial.trial_id} finished in {seconds:.0f} s: dev accuracy "
                   f"{metrics['dev_accuracy']:.4f}, test accuracy {metrics['test_accuracy']:.4f}", flush=True)
