@@ -17,6 +17,7 @@ import pytest
 
 from zoo.commands import compare as compare_command
 from zoo.commands import sweep as sweep_command
+from tests.test_train import hparams_table
 from zoo.comparison.spec import SpecError, SweepSpec, entries_from_flags
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,6 +121,10 @@ def test_a_real_sweep_trains_runs_resumes_as_done_and_compares(tmp_path, capsys)
         results = json.loads((run / "results.json").read_text())
         assert len(results["test"]["predictions"]) == len(results["test"]["gold"]) == results["test"]["examples"] == 40
         assert json.loads((run / "config.json").read_text())["preset"]["model"]["hidden_size"] == 8
+    # TensorBoard's HParams table: a model column, and each run's whole name (its trial ID column is narrow)
+    _, groups = hparams_table(tmp_path / "S" / "runs")
+    assert {(g.hparams["model"].string_value, g.hparams["run"].string_value) for g in groups} == {
+        ("bowman_lstm", str(runs[0])), ("hypothesis_only", str(runs[1]))}
     written = {r: (r / "results.json").stat().st_mtime_ns for r in runs}
     capsys.readouterr()
     sweep_command.main(argv)  # rerun: nothing left to train

@@ -236,8 +236,8 @@ def draw_chart(comparison):
     axes.set_xticklabels([f"{g['number']}: {g['label']}" for g in groups], rotation=20, ha="right", fontsize=8)
     axes.set_xlim(-0.6, len(groups) - 0.4)
     axes.set_ylabel("test accuracy")
-    axes.set_title(f"mean test accuracy, {comparison['confidence']:.0%} bootstrap interval; dots: single runs",
-                   fontsize=9)
+    axes.set_title(f"mean test accuracy with its {comparison['confidence']:.0%} bootstrap interval\n"
+                   "dots: the single runs (seeds)", fontsize=9)
     axes.grid(axis="y", alpha=0.3)
     figure.tight_layout()
     return figure
@@ -259,7 +259,7 @@ def write(comparison, out_dir, tensorboard=True):
     fileio.write_json(paths["json"], comparison)
     figure = draw_chart(comparison)
     with fileio.atomic_path(paths["chart"]) as tmp:
-        figure.savefig(tmp, format="png", dpi=110)
+        figure.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
     if tensorboard:
         write_tensorboard(markdown, figure, paths["logs"])
     else:
