@@ -238,3 +238,25 @@ def test_two_workers_on_loopback_share_one_sweep_and_run_no_trial_twice(tmp_path
     assert {worker for worker, _ in trained} == {"worker0", "worker1"}
     oracle = json.loads((tmp_path / "S" / "tuner" / "oracle.json").read_text())
     assert len(oracle["end_order"]) == 6
+
+
+@pytest.mark.parametrize("search", ["random", "bayesian"])
+def test_a_search_samples_the_space_and_trains_each_sample_once_per_seed(tmp_path, search):
+    from zoo.comparison.tuner import run_sweep
+
+    spec = spec_of(["--models", "esim", "--seeds", "2", "--search", search, "--max-trials", "3",
+                    "--tune", "learning_rate=1e-4:1e-2:log", "--tune", "dropout=0:0.5",
+                    "--tune", "hidden_size=8,16", "--tune", "lr_decay.wait=1:3"])
+    calls = []
+    summary = run_sweep(spec, str(tmp_path), train=quick_train(calls))
+    assert len(summary["trials"]) == 3 and len(calls) == 6 == len(set(calls))
+    for trial in summary["trials"]:
+        values = trial["values"]
+        assert 1e-4 <= values["learning_rate"] <= 1e-2 and 0 <= values["dropout"] <= 0.5
+        assert values["hidden_size"] in (8, 16) and values["lr_decay.wait"] in (1, 2, 3)
+        assert [Path(run).name.split("-")[0] for run in trial["runs"]] == [f"trial{trial['trial']}"] * 2
+        assert trial["runs"][1].endswith("seed=1")
+        written = json.loads(Path(trial["runs"][0], "results.json").read_text())["options"]
+        assert written["overrides"]["lr_decay"]["wait"] == values["lr_decay.wait"]
+        assert written["overrides"]["learning_rate"] == values["learning_rate"]
+        assert trial["dev_accuracy"] == pytest.approx(0.305)  # the mean over the seeds (0.30 and 0.31)
