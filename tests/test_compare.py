@@ -156,7 +156,8 @@ def test_settings_that_differ_name_the_groups_and_other_test_items_are_not_paire
     skipped = [p for p in comparison["pairs"] if "skipped" in p]
     assert len(skipped) == 2 and all("different test items" in p["skipped"] for p in skipped)
     with pytest.raises(SystemExit) as stopped:  # asked for explicitly: an error
-        compare_command.main([str(tmp_path / "r"), "--pair", "1", "2", "--no-tensorboard", "--out", str(tmp_path / "o")])
+        compare_command.main([str(tmp_path / "r"), "--pair", "1", "2", "--no-tensorboard",
+                              "--out", str(tmp_path / "o")])
     assert stopped.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "cannot be paired: different test items" in err and len(err.splitlines()) == 1

@@ -18,7 +18,7 @@ import pytest
 from zoo.commands import compare as compare_command
 from zoo.commands import sweep as sweep_command
 from tests.test_train import hparams_table
-from zoo.comparison.spec import SpecError, SweepSpec, entries_from_flags
+from zoo.comparison.spec import SpecError, SweepSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 ISSUE_EXAMPLE = ["--models", "bowman_lstm", "hypothesis_only", "--seeds", "3", "--dataset", "snli_sample",
@@ -260,3 +260,19 @@ def test_a_search_samples_the_space_and_trains_each_sample_once_per_seed(tmp_pat
         assert written["overrides"]["lr_decay"]["wait"] == values["lr_decay.wait"]
         assert written["overrides"]["learning_rate"] == values["learning_rate"]
         assert trial["dev_accuracy"] == pytest.approx(0.305)  # the mean over the seeds (0.30 and 0.31)
+
+
+def test_an_axis_of_values_of_mixed_types_reaches_the_runs_unchanged(tmp_path):
+    from zoo.comparison.tuner import run_sweep
+
+    spec = spec_of(["--models", "esim", "--set", "dropout=0", "--set", "dropout=0.25", "--set", "lr_decay=null",
+                    "--set", 'lr_decay={"type": "halve_on_plateau", "factor": 0.5}'])
+    calls = []
+    summary = run_sweep(spec, str(tmp_path), train=quick_train(calls))
+    assert len(summary["trials"]) == 4 and len(set(calls)) == 4
+    chosen = sorted((json.loads(Path(run, "results.json").read_text())["options"]["overrides"]["dropout"],
+                     json.dumps(json.loads(Path(run, "results.json").read_text())["options"]["overrides"]["lr_decay"]))
+                    for run in calls)
+    assert chosen == sorted((d, json.dumps(s)) for d in (0, 0.25)
+                            for s in (None, {"type": "halve_on_plateau", "factor": 0.5}))
+    assert {type(v) for t in summary["trials"] for k, v in t["values"].items() if k == "dropout"} == {int, float}

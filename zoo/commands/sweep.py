@@ -90,7 +90,7 @@ def main(argv=None, prog="nli-zoo sweep"):
         raise SystemExit(2) from None
     import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # as nli-zoo train
-    from zoo.comparison.tuner import SweepStopped, run_sweep
+    from zoo.comparison.tuner import SweepStopped, run_sweep  # imports KerasTuner, and so TensorFlow: after the filter
 
     try:
         summary = run_sweep(spec, args.dir)

@@ -119,8 +119,8 @@ def _pair(a, b, runs_a, runs_b, resamples, seed, confidence):
     if a["_values"] is None or b["_values"] is None:
         entry["skipped"] = "a group has runs without per-item predictions"
     elif a["items"] != b["items"] or len(a["_values"]) != len(b["_values"]):
-        entry["skipped"] = f"different test items ({a['examples']} and {b['examples']} pairs, digests {a['items']} and " \
-                           f"{b['items']})"
+        entry["skipped"] = (f"different test items ({a['examples']} and {b['examples']} pairs, digests "
+                            f"{a['items']} and {b['items']})")
     if "skipped" in entry:
         return entry
     entry.update(statistics.paired_bootstrap(a["_values"], b["_values"], resamples, seed, confidence))
@@ -189,9 +189,10 @@ def to_markdown(comparison):
                      f"{_interval(accuracy.get('interval'))} | " + " | ".join(classes)
                      + f" | {_acc(g['dev_accuracy']['mean'])} | {epochs} |")
     examples = sorted({g["examples"] for g in groups if g["examples"]})
-    lines += ["", f"Test accuracy over {', '.join(f'{n:,}' for n in examples)} test pairs; the interval is a percentile "
-                  f"bootstrap over the test items ({comparison['resamples']:,} resamples) of the group's mean accuracy; "
-                  "per class: accuracy on the pairs of that gold label, with its interval."]
+    counts = ", ".join(f"{n:,}" for n in examples)
+    lines += ["", f"Test accuracy over {counts} test pairs; the interval is a percentile bootstrap over the test "
+                  f"items ({comparison['resamples']:,} resamples) of the group's mean accuracy; per class: accuracy "
+                  "on the pairs of that gold label, with its interval."]
     if comparison["pairs"]:
         lines += ["", f"| A | B | difference A - B | {level} interval (paired bootstrap) | p (bootstrap) | "
                       "McNemar: only A right / only B right, exact p (per seed) |", "|---|---|---|---|---|---|"]
@@ -253,7 +254,8 @@ def write(comparison, out_dir, tensorboard=True):
     os.makedirs(out_dir, exist_ok=True)
     markdown = to_markdown(comparison)
     paths = {"markdown": os.path.join(out_dir, MARKDOWN_FILE), "json": os.path.join(out_dir, JSON_FILE),
-             "chart": os.path.join(out_dir, CHART_FILE), "logs": os.path.join(out_dir, LOGS_DIR) if tensorboard else None}
+             "chart": os.path.join(out_dir, CHART_FILE),
+             "logs": os.path.join(out_dir, LOGS_DIR) if tensorboard else None}
     with fileio.atomic_write(paths["markdown"], "w", encoding="utf-8") as file:
         file.write(markdown + "\n")
     fileio.write_json(paths["json"], comparison)

@@ -57,7 +57,10 @@ class SweepStopped(FatalError):
 
 class _KeptState:
     """What a sweep's oracle adds to KerasTuner's: its files written atomically (`zoo.fileio`: a kill never
-    leaves half a file), and a rerun trying again the trials that failed (after their cause was fixed)."""
+    leaves half a file), and a rerun trying again the trials that failed (after their cause was fixed).
+
+    It overrides `keras_tuner.Oracle`'s save and reload, and uses its private file names and retry queue (as
+    in keras-tuner 1.4.8, the version requirements.txt pins)."""
 
     def save(self):
         fileio.write_json(self._get_oracle_fname(), self.get_state())
@@ -123,17 +126,18 @@ class Codec:
     def decode(self, values):
         return {name: self.decoders[name][v] if name in self.decoders else v for name, v in values.items()}
 
+    def encode_values(self, values):
+        """One point's values, each as `encode` gave it."""
+        return {name: json.dumps(v, sort_keys=True) if name in self.decoders else v for name, v in values.items()}
+
 
 def make_oracle(spec):
     """The oracle of a sweep and the codec of its hyperparameter values."""
     codec, hp = Codec(), keras_tuner.HyperParameters()
     if spec.search == "grid":
-        axes = [(name, codec.encode(name, values)) for name, values in spec.axes()]
-        for name, values in axes:
-            hp.Choice(name, values, ordered=False)
-        points = [dict(zip([n for n, _ in axes], combination))
-                  for combination in _product([values for _, values in axes])]
-        return GridOracle(points, hp), codec
+        for name, values in spec.axes():
+            hp.Choice(name, codec.encode(name, values), ordered=False)
+        return GridOracle([codec.encode_values(point) for point in spec.points()], hp), codec
     if len(spec.models) > 1:
         hp.Choice("model", list(spec.models), ordered=False)
     else:
@@ -149,12 +153,6 @@ def make_oracle(spec):
     oracle = kind(objective=OBJECTIVE, max_trials=spec.max_trials, seed=ORACLE_SEED, hyperparameters=hp,
                   allow_new_entries=False, tune_new_entries=False, max_consecutive_failed_trials=3)
     return oracle, codec
-
-
-def _product(lists):
-    if not lists:
-        return [()]
-    return [(head,) + rest for head in lists[0] for rest in _product(lists[1:])]
 
 
 class SweepTuner(BaseTuner):
