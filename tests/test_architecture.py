@@ -20,6 +20,7 @@ FLOORS = [
     {"zoo.runs"},
     {"zoo.export", "zoo.training", "zoo.presets"},
     {"zoo.diagnostics", "zoo.demo"},
+    {"zoo.comparison"},
     {"zoo.commands"},
 ]
 

@@ -1,4 +1,5 @@
-"""The command lines: `nli-zoo train | evaluate | predict | export | models | demo` (installed by `pip install .`).
+"""The command lines: `nli-zoo train | evaluate | predict | export | models | sweep | compare | demo`
+(installed by `pip install .`).
 
 Each subcommand is a module of this package with `build_parser(prog)` and `main(argv, prog)`; the
 top-level scripts `train.py`, `evaluate.py`, `predict.py` and `export.py` of a checkout call the same
@@ -14,6 +15,8 @@ COMMANDS = {
     "predict": "label sentence pairs and show what the model attended to",
     "export": "export a run: SavedModel (TF Serving), TFLite, or a preset directory",
     "models": "list the registered models, or show one's paper preset",
+    "sweep": "train models x seeds x settings, or a random or Bayesian search (KerasTuner); rerun to resume",
+    "compare": "compare runs: seeds grouped, intervals, paired tests (Markdown, JSON, chart, TensorBoard)",
     "demo": "try one or two models on your own pairs in a local web page (Gradio)",
 }
 

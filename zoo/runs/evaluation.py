@@ -10,6 +10,8 @@ print(format_scores(results))
 ```
 """
 
+import hashlib
+
 import numpy as np
 
 from zoo.data import LABELS
@@ -81,7 +83,8 @@ def scores(gold, predicted, labels=LABELS, genres=None):
     per_class = {name: (float(matrix[i, i] / matrix[i].sum()) if matrix[i].sum() else None)
                  for i, name in enumerate(labels)}
     result = {"accuracy": float((gold == predicted).mean()) if len(gold) else None,
-              "examples": int(len(gold)), "per_class_accuracy": per_class, "confusion_matrix": matrix.tolist()}
+              "examples": int(len(gold)), "per_class_accuracy": per_class, "confusion_matrix": matrix.tolist(),
+              "predictions": "".join(str(int(p)) for p in predicted)}
     if genres is not None and any(genres):
         genres = np.asarray([g or "" for g in genres])
         result["per_genre"] = {
@@ -119,7 +122,7 @@ def evaluate_examples(model, examples, vocab, tokenizer, preset, batch_size=None
     ordered = [examples[i] for i in order]
     dataset = make_dataset(ordered, vocab, tokenizer, preset, batch_size=batch_size, bucket=False)
     genres = [ex.get("genre", "") for ex in ordered]
-    return evaluate_dataset(model, dataset, genres=genres, verbose=verbose)
+    return keep_items(evaluate_dataset(model, dataset, genres=genres, verbose=verbose), examples, order)
 
 
 def evaluate_saved_model(predictor, examples, batch_size=256, verbose=0):
@@ -139,8 +142,36 @@ def evaluate_saved_model(predictor, examples, batch_size=256, verbose=0):
         predicted += [index[p["label"]] for p in predictor.predict(pairs[start:start + batch_size], batch_size)]
         if progress is not None:
             progress.update(min(start + batch_size, len(pairs)))
-    return scores([e["label"] for e in examples], predicted, labels=predictor.labels,
-                  genres=[e.get("genre", "") for e in examples])
+    return keep_items(scores([e["label"] for e in examples], predicted, labels=predictor.labels,
+                             genres=[e.get("genre", "") for e in examples]), examples)
+
+
+def keep_items(result, examples, order=None):
+    """Keeps with a scored set what pairing two runs item by item needs (`nli-zoo compare`), so that it is
+    written wherever the scores are (results.json, evaluate.py's reports): `predictions`, each pair's
+    predicted label id as one string of digits, in the examples' own order; `gold`, their labels alike; and
+    `items`, a digest of the pairs' text and labels (equal digests: the same items in the same order).
+
+    Args:
+        result: `scores`' dict (with `members`' for an ensemble), predictions in the order scored.
+        examples: the labelled pairs, in their own order.
+        order: `order[i]` is the index in `examples` of the pair scored i-th (None: their own order).
+
+    Returns:
+        `result`, completed.
+    """
+    for entry in [result, *result.get("members", {}).values()]:
+        if order is not None:
+            restored = [""] * len(order)
+            for position, index in enumerate(order):
+                restored[index] = entry["predictions"][position]
+            entry["predictions"] = "".join(restored)
+    result["gold"] = "".join(str(int(e["label"])) for e in examples)
+    digest = hashlib.sha256()
+    for e in examples:
+        digest.update(f"{e['premise']}\t{e['hypothesis']}\t{int(e['label'])}\n".encode("utf-8"))
+    result["items"] = digest.hexdigest()[:16]
+    return result
 
 
 def format_scores(result, labels=LABELS, title=None):

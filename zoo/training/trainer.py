@@ -327,7 +327,7 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     logdir = (config.logdir if chief_logdir else None) or os.path.join(run_dir, layout.LOGS_DIR)
     dev_subset = datasets["validation"].take(max(1, 2000 // preset["train"]["batch_size"]))
     pairs = attention_pairs(splits["validation"], vocab, tokenizer, preset, config.attention_examples)
-    extra = {"embeddings": config.embeddings, "embedding_dim": int(model.embedding_dim),
+    extra = {"model": config.model, "embeddings": config.embeddings, "embedding_dim": int(model.embedding_dim),
              "strategy": config.strategy, "mixed_precision": config.mixed_precision or "none", "seed": config.seed,
              "data.source": str(config.source), "init_from": str(config.init_from or "none"),
              "data.max_train_examples": config.max_train_examples or "all",

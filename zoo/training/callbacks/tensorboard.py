@@ -114,6 +114,11 @@ class HParamsLogger(keras.callbacks.Callback):
     summary is written: TensorBoard builds the table from the sessions, so runs of different models (whose
     presets differ) and of different data compare in one table.
 
+    TensorBoard shows the trial's name in a narrow column of fixed width, which cuts a run directory's path
+    (a sweep's `sweeps/S/runs/bowman_lstm-hidden_size=16-seed=0`); the session also carries it whole as the
+    hyperparameter `run`, in a column that widens, beside `model` (the registered model's name, which the
+    trainer passes among `hparams`) and `seed`, so that a sweep's runs can be sorted and filtered by them.
+
     Args:
         logdir: TensorBoard directory.
         hparams: flat `{name: bool|int|float|str}` (see `flatten_hparams`).
@@ -148,7 +153,7 @@ def write_hparams_session(logdir, hparams, trial_id):
         shutil.rmtree(session_dir)
     writer = tf.summary.create_file_writer(session_dir)
     with writer.as_default(), tf.summary.record_if(True):
-        hp.hparams(hparams, trial_id=trial_id)
+        hp.hparams({**hparams, "run": str(trial_id)}, trial_id=trial_id)  # the whole name (see HParamsLogger)
     writer.flush()
     writer.close()
 

@@ -1,0 +1,190 @@
+"""`nli-zoo compare`: the statistics against scipy and exact counts on fixed predictions, runs grouped by
+everything but the seed, paired tests only on the same test items, the diagnostics side by side, what is
+written (Markdown, JSON, chart, TensorBoard), and the user errors (one line, status 2).
+
+The runs are written the way training writes them (`config.json`, and `results.json` whose test scores come
+from `zoo.runs.evaluation`), with fixed predictions, so that every number can be checked.
+"""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from zoo.commands import compare as compare_command
+from zoo.comparison import statistics
+from zoo.comparison.report import PairingError, compare
+from zoo.comparison.runs import find_runs
+from zoo.data import LABELS
+from zoo.runs.evaluation import keep_items, scores
+
+N = 120
+GOLD = np.arange(N) % 3
+
+
+def examples(prefix="a"):
+    return [{"premise": f"{prefix} premise {i}", "hypothesis": f"hypothesis {i}", "label": int(GOLD[i])}
+            for i in range(N)]
+
+
+def predictions_with(correct):
+    """Predicted labels right exactly where `correct` is."""
+    return np.where(correct, GOLD, (GOLD + 1) % 3)
+
+
+def write_run(folder, model, seed, correct, hidden_size=16, items="a", diagnostics=None):
+    folder.mkdir(parents=True)
+    test = keep_items(scores(GOLD, predictions_with(correct)), examples(items))
+    config = {"model": model, "seed": seed, "embeddings": "none", "embedding_dim": 8,
+              "preset": {"model": {"hidden_size": hidden_size}, "train": {"epochs": 2}, "data": {}},
+              "data": {"source": "snli_sample" if items == "a" else "other"}}
+    results = {"model": model, "test": test, "test_accuracy": test["accuracy"], "dev_accuracy": 0.4 + seed / 100,
+               "best_epoch": 1 + seed % 2, "epochs_run": 2, "labels": list(LABELS)}
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "results.json").write_text(json.dumps(results))
+    if diagnostics is not None:
+        (folder / "evaluations").mkdir()
+        (folder / "evaluations" / "diagnostics.json").write_text(json.dumps(diagnostics))
+
+
+def correctness(seed, rate):
+    return np.random.default_rng(seed).random(N) < rate
+
+
+@pytest.fixture
+def sweep(tmp_path):
+    """Two models x three seeds on the same items; the better one is right on 80% of them, the other on 55%."""
+    root = tmp_path / "S" / "runs"
+    breaking = {"breaking_nli": {"accuracy": 0.5, "examples": 10,
+                                 "per_category": {"antonyms": {"accuracy": 0.25, "examples": 4}}}}
+    for seed in range(3):
+        write_run(root / f"esim-seed={seed}", "esim", seed, correctness(seed, 0.8), diagnostics=breaking)
+        write_run(root / f"bowman_lstm-seed={seed}", "bowman_lstm", seed, correctness(10 + seed, 0.55))
+    return tmp_path / "S"
+
+
+def test_the_statistics_agree_with_scipy_and_exact_counts():
+    a = np.zeros(200, bool)
+    a[:170] = True                       # run A right on 170 items
+    b = np.zeros(200, bool)
+    b[:140] = True
+    b[170:180] = True                    # run B right on 150: 30 only A, 10 only B
+    test = statistics.mcnemar(a, b)
+    assert (test["a_only"], test["b_only"]) == (30, 10)
+    exact = min(1.0, 2 * sum(math.comb(40, k) for k in range(11)) / 2 ** 40)  # two-sided exact binomial
+    assert test["p_value"] == pytest.approx(exact, rel=1e-9)
+    assert test["p_value"] == pytest.approx(stats.binomtest(30, 40, 0.5).pvalue, rel=1e-12)
+    assert statistics.mcnemar(a, a)["p_value"] == 1.0
+
+    low, high = statistics.bootstrap_interval(a.astype(float), resamples=2000, seed=3)
+    expected = stats.bootstrap((a.astype(float),), np.mean, n_resamples=2000, method="percentile",
+                               rng=np.random.default_rng(3)).confidence_interval
+    assert (low, high) == pytest.approx((expected.low, expected.high))
+    half_width = 1.96 * math.sqrt(0.85 * 0.15 / 200)  # the normal approximation of the same interval
+    assert low == pytest.approx(0.85 - half_width, abs=0.012) and high == pytest.approx(0.85 + half_width, abs=0.012)
+
+    paired = statistics.paired_bootstrap(a.astype(float), b.astype(float), resamples=2000, seed=3)
+    reference = stats.bootstrap((a.astype(float), b.astype(float)), lambda x, y, axis: x.mean(axis) - y.mean(axis),
+                                paired=True, n_resamples=2000, method="percentile", rng=np.random.default_rng(3))
+    assert paired["difference"] == pytest.approx(0.1)
+    assert paired["interval"] == pytest.approx([reference.confidence_interval.low, reference.confidence_interval.high])
+    below = np.sum(reference.bootstrap_distribution <= 0)
+    assert paired["p_value"] == pytest.approx(2 * (below + 1) / 2001) and paired["p_value"] < 0.05
+    same = statistics.paired_bootstrap(a.astype(float), np.roll(a, 1).astype(float), resamples=2000)
+    assert same["interval"][0] < 0 < same["interval"][1] and same["p_value"] > 0.5
+    assert statistics.spread([0.5, 0.7]) == {"mean": pytest.approx(0.6), "std": pytest.approx(math.sqrt(0.02)), "n": 2}
+
+
+def test_seeds_are_grouped_and_the_two_groups_paired_on_their_items(sweep):
+    runs, skipped = find_runs([str(sweep)])
+    comparison = compare(runs, skipped, resamples=1000)
+    esim, bowman = {g["label"]: g for g in comparison["groups"]}["esim"], \
+        {g["label"]: g for g in comparison["groups"]}["bowman_lstm"]
+    accuracies = [float(np.mean(correctness(s, 0.8))) for s in range(3)]
+    assert esim["test_accuracy"]["mean"] == pytest.approx(np.mean(accuracies))
+    assert esim["test_accuracy"]["std"] == pytest.approx(np.std(accuracies, ddof=1))
+    share = np.mean([correctness(s, 0.8) for s in range(3)], axis=0)
+    assert esim["test_accuracy"]["interval"] == pytest.approx(list(statistics.bootstrap_interval(share, 1000)))
+    assert esim["test_accuracy"]["interval"][0] < esim["test_accuracy"]["mean"] < esim["test_accuracy"]["interval"][1]
+    entailment = esim["per_class"]["entailment"]
+    assert entailment["interval"] == pytest.approx(list(statistics.bootstrap_interval(share[GOLD == 0], 1000)))
+    assert esim["best_epochs"] == [1, 2, 1] and [r["seed"] for r in esim["runs"]] == [0, 1, 2]
+    [pair] = comparison["pairs"]
+    assert {pair["a_label"], pair["b_label"]} == {"esim", "bowman_lstm"}
+    sign = 1 if pair["a_label"] == "esim" else -1
+    assert sign * pair["difference"] == pytest.approx(esim["test_accuracy"]["mean"] - bowman["test_accuracy"]["mean"])
+    low, high = sorted(sign * bound for bound in pair["interval"])
+    assert pair["p_value"] < 0.05 and 0 < low < sign * pair["difference"] < high
+    for test in pair["mcnemar"]:  # one McNemar test per seed, the runs of equal seed paired
+        seed = test["seeds"][0]
+        expected = statistics.mcnemar(*((correctness(seed, 0.8), correctness(10 + seed, 0.55))[::sign]))
+        assert test["seeds"] == [seed, seed] and test["p_value"] == pytest.approx(expected["p_value"])
+    assert comparison["diagnostics"] == {"breaking_nli": {"esim": 0.5}, "breaking_nli / antonyms": {"esim": 0.25}}
+
+
+def test_the_command_prints_the_table_and_writes_markdown_json_chart_and_tensorboard(sweep, capsys):
+    (sweep / "runs" / "esim-seed=9").mkdir()  # unfinished: reported, not compared
+    (sweep / "runs" / "esim-seed=9" / "config.json").write_text(json.dumps({"model": "esim", "seed": 9}))
+    comparison = compare_command.main([str(sweep), "--resamples", "500"])
+    out = capsys.readouterr().out
+    assert "| # | group | runs (seeds) | test accuracy: mean ± std | 95% interval |" in out
+    assert "esim-seed=9: not compared, unfinished" in out
+    assert "McNemar" in out and "seed 0:" in out
+    folder = sweep / "comparison"
+    assert json.loads((folder / "comparison.json").read_text())["groups"] == comparison["groups"]
+    assert (folder / "comparison.md").read_text().strip() == out.split("\n[compare]")[0].strip()
+    assert (folder / "comparison.png").read_bytes()[:4] == b"\x89PNG"
+    import tensorflow as tf
+
+    tags = {value.tag for path in (folder / "logs").iterdir()
+            for event in tf.compat.v1.train.summary_iterator(str(path)) for value in event.summary.value}
+    assert tags == {"comparison", "comparison/test_accuracy"}
+
+
+def test_settings_that_differ_name_the_groups_and_other_test_items_are_not_paired(tmp_path, capsys):
+    write_run(tmp_path / "r" / "a16", "esim", 0, correctness(1, 0.7), hidden_size=16)
+    write_run(tmp_path / "r" / "a32", "esim", 0, correctness(2, 0.7), hidden_size=32)
+    write_run(tmp_path / "r" / "other", "esim", 0, correctness(3, 0.7), items="b")
+    comparison = compare_command.main([str(tmp_path / "r" / "a*"), str(tmp_path / "r" / "other"),
+                                       "--no-tensorboard", "--resamples", "200", "--out", str(tmp_path / "out")])
+    labels = [g["label"] for g in comparison["groups"]]
+    assert labels == ["esim data.source=other hidden_size=16", "esim data.source=snli_sample hidden_size=16",
+                      "esim data.source=snli_sample hidden_size=32"]
+    skipped = [p for p in comparison["pairs"] if "skipped" in p]
+    assert len(skipped) == 2 and all("different test items" in p["skipped"] for p in skipped)
+    with pytest.raises(SystemExit) as stopped:  # asked for explicitly: an error
+        compare_command.main([str(tmp_path / "r"), "--pair", "1", "2", "--no-tensorboard",
+                              "--out", str(tmp_path / "o")])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "cannot be paired: different test items" in err and len(err.splitlines()) == 1
+    with pytest.raises(PairingError):
+        compare(find_runs([str(tmp_path / "r")])[0], pairs=[("1", "3")], resamples=200)
+
+
+@pytest.mark.parametrize("argument, message", [
+    ("{tmp}/nothing-*", "no file or directory matches"),
+    ("{tmp}/missing", "no such run directory"),
+    ("{tmp}", "not a run directory and holds none"),
+])
+def test_errors_are_one_line_and_status_2(tmp_path, capsys, argument, message):
+    with pytest.raises(SystemExit) as stopped:
+        compare_command.main([argument.format(tmp=tmp_path), "--no-tensorboard"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_runs_scored_before_predictions_were_kept_get_no_interval_and_a_note(tmp_path):
+    write_run(tmp_path / "old", "esim", 0, correctness(1, 0.7))
+    results = json.loads((tmp_path / "old" / "results.json").read_text())
+    for key in ("predictions", "gold", "items"):
+        del results["test"][key]
+    Path(tmp_path / "old" / "results.json").write_text(json.dumps(results))
+    comparison = compare(*find_runs([str(tmp_path / "old")]), resamples=200)
+    assert comparison["groups"][0]["test_accuracy"]["interval"] is None
+    assert comparison["groups"][0]["test_accuracy"]["mean"] == pytest.approx(results["test_accuracy"])
+    assert "no per-item predictions" in comparison["notes"][0]

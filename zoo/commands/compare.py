@@ -1,0 +1,82 @@
+"""`nli-zoo compare`: one table of runs, seeds grouped, with intervals and paired tests.
+
+Examples:
+```
+nli-zoo compare sweeps/small                      # every run below the sweep directory
+nli-zoo compare 'runs/esim*' runs/him             # run directories and glob patterns
+nli-zoo compare sweeps/small --pair 1 2           # only that pair (an error if their test items differ)
+```
+Runs that differ only by seed form a group: its mean test accuracy, standard deviation, a bootstrap 95%
+interval (and per class), the best dev epoch of each run; every two groups scored on the same test items
+are paired: the difference with its paired-bootstrap interval and p-value, and McNemar's exact test per
+seed. Written as OUT/comparison.md, comparison.json, comparison.png and TensorBoard summaries in OUT/logs
+(OUT: `--out`, default DIR/comparison for one folder of runs, else ./comparison). See docs/comparisons.md.
+"""
+
+import argparse
+import os
+import sys
+
+from zoo.comparison import statistics
+from zoo.comparison.report import compare, to_markdown, write
+from zoo.comparison.runs import find_runs
+from zoo.errors import UserError
+from zoo.fileio import CorruptFileError
+
+
+def build_parser(prog="nli-zoo compare"):
+    """The `nli-zoo compare` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog=prog, description="Compare finished runs: seeds grouped, mean, std and bootstrap interval of test "
+                               "accuracy, paired tests between groups on the same test items.")
+    parser.add_argument("runs", nargs="+", metavar="RUN|DIR|GLOB",
+                        help="run directories, folders holding runs (a sweep), or glob patterns (quoted)")
+    parser.add_argument("--pair", nargs=2, action="append", default=None, metavar=("A", "B"),
+                        help="test only these two groups (numbers or labels from the table; repeatable); they must "
+                             "have been scored on the same test items")
+    parser.add_argument("--out", default=None,
+                        help="where to write comparison.md/.json/.png and logs/ (default DIR/comparison for one "
+                             "folder of runs, else ./comparison)")
+    parser.add_argument("--resamples", type=int, default=statistics.RESAMPLES,
+                        help=f"bootstrap resamples (default {statistics.RESAMPLES})")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    parser.add_argument("--no-tensorboard", action="store_true", help="do not write the TensorBoard summaries")
+    return parser
+
+
+def default_out(arguments):
+    """DIR/comparison when the one argument is a folder of runs (not a run itself), else ./comparison."""
+    if len(arguments) == 1 and os.path.isdir(arguments[0]) and not os.path.exists(
+            os.path.join(arguments[0], "config.json")):
+        return os.path.join(arguments[0], "comparison")
+    return "comparison"
+
+
+def main(argv=None, prog="nli-zoo compare"):
+    """Runs `nli-zoo compare` with `argv`.
+
+    Returns:
+        the comparison (a dict, as comparison.json). A user error prints one line and exits with status 2.
+    """
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    args = build_parser(prog).parse_args(argv)
+    try:
+        if args.resamples < 100:
+            raise UserError(f"--resamples must be at least 100, got {args.resamples}")
+        runs, skipped = find_runs(args.runs)
+        if not runs:
+            raise UserError(f"{' '.join(args.runs)}: no finished run to compare ({len(skipped)} unfinished)")
+        comparison = compare(runs, skipped, pairs=args.pair, resamples=args.resamples, seed=args.seed)
+    except (UserError, CorruptFileError) as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    comparison["runs"] = [run.run_dir for run in runs]
+    print(to_markdown(comparison))
+    if not args.no_tensorboard:
+        from zoo.commands.startup import import_tensorflow
+
+        import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
+    paths = write(comparison, args.out or default_out(args.runs), tensorboard=not args.no_tensorboard)
+    print(f"\n[compare] written: {paths['markdown']}, {paths['json']}, {paths['chart']}"
+          + (f"; TensorBoard: tensorboard --logdir {paths['logs']}" if paths["logs"] else ""))
+    return comparison
