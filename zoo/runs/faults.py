@@ -13,8 +13,9 @@ NLI_ZOO_FAULT_AT=state@2 python train.py ...   # killed right after epoch 2's ba
 
 The steps, in the order an epoch writes them (`STEPS`): `best` (the generation's best weights, only in an
 epoch that improved), `history` (`history.json`), `weights` (the generation's model and optimizer
-weights), `state` (`backup/state.json`, the commit), `publish` (`best.weights.h5` copied from the
-generation, only when the best changed), `prune` (the generation before the previous one deleted); and
+weights), `state` (`backup/state.json`, the commit), `prune` (the files of the generation before the
+previous one deleted), `publish` (`best.weights.h5` copied from the generation, only when the best
+changed); and
 at the end of training `finished` (`history.json` marked finished), `results` (`results.json`) and
 `cleanup` (`backup/` removed).
 """
@@ -24,7 +25,7 @@ import signal
 
 FAULT_ENV = "NLI_ZOO_FAULT_AT"
 
-EPOCH_STEPS = ("best", "history", "weights", "state", "publish", "prune")
+EPOCH_STEPS = ("best", "history", "weights", "state", "prune", "publish")
 END_STEPS = ("finished", "results", "cleanup")
 STEPS = EPOCH_STEPS + END_STEPS
 
