@@ -36,6 +36,18 @@ class Killed(BaseException):
     """The in-process kill: a BaseException, so that no `except Exception` of the code under test runs."""
 
 
+def stop_at(monkeypatch, point, argv):
+    """Runs train.py with `argv` in this process, killed (in-process) right after the write step `point`."""
+    def kill(step, epoch):
+        raise Killed(f"{step}@{epoch}")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(faults, "kill", kill)
+        patch.setenv(faults.FAULT_ENV, point)
+        with pytest.raises(Killed):
+            train_script.main(argv)
+
+
 def comparable_history(history):
     return [{k: v for k, v in entry.items() if k != "time"} for entry in history]
 
@@ -103,9 +115,13 @@ def test_a_kill_after_any_write_step_resumes_exactly(reference, tmp_path, monkey
     chain = kill_chain(reference)
     killed = []
     for point in chain:
+        if point == "results":  # training finished, not yet evaluated: with best.weights.h5 truncated too,
+            (run_dir / layout.BEST_WEIGHTS_FILE).write_bytes(b"")  # the generation's copy is evaluated
         monkeypatch.setenv(faults.FAULT_ENV, point)
         with pytest.raises(Killed) as stop:
             train_script.main(args(run_dir))
+        if point == "results":
+            assert "the newest readable backup is evaluated instead" in capsys.readouterr().out
         killed.append(str(stop.value))
         leftovers = [*run_dir.glob(".*.tmp-*"), *run_dir.glob("backup/.*.tmp-*")]
         assert not leftovers, point  # nothing half-written between two steps

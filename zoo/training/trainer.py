@@ -251,8 +251,7 @@ def train_in(run_dir, config, strategy, started):
         print(f"[train] {run_dir} finished {len(history['epochs'])} epoch(s): training it further, to "
               f"{config.preset['train']['epochs']}, from its best weights (the optimizer's moments start again; "
               f"its results so far are kept in {layout.PREVIOUS_RESULTS_FILE})", flush=True)
-        layout.start_extension(run_dir)
-        state = "resume"
+        layout.start_extension(run_dir)  # the state's first generation: the best weights, no optimizer
     os.makedirs(run_dir, exist_ok=True)
     print(f"[train] run directory {run_dir} ({'resuming' if state != 'new' else 'new run'})", flush=True)
     keras.utils.set_random_seed(config.seed)

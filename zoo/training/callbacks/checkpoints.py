@@ -22,6 +22,7 @@ import warnings
 import keras
 import numpy as np
 
+from zoo import fileio
 from zoo.errors import TrainError
 from zoo.runs import layout
 from zoo.runs.faults import fault_point
@@ -101,7 +102,9 @@ class Backup(keras.callbacks.Callback):
         """Brings the model and the callbacks to the run's committed state before `fit`.
 
         Args:
-            how: what `zoo.runs.layout.prepare_run_dir` decided: `"new"`, `"resume"` or `"evaluate"`.
+            how: what `zoo.runs.layout.prepare_run_dir` decided: `"new"`, `"resume"`, `"evaluate"`, or
+                `"extend"` (a finished run trained further, its state just made by
+                `zoo.runs.layout.start_extension`: resumed without saying so again).
             epochs: the epochs asked for.
 
         Returns:
@@ -110,6 +113,8 @@ class Backup(keras.callbacks.Callback):
         Raises:
             TrainError: the run has no consistent state (one line saying what to do).
         """
+        # what writers killed mid-write left (.best.tmp-PID-*.weights.h5, ...): the run's lock is held
+        fileio.clean_stale_temporaries(self.state.run_dir)
         if how == "new":
             self._start_over()
             return 0
@@ -126,17 +131,20 @@ class Backup(keras.callbacks.Callback):
                       f"1 (the {len(done)} epoch(s) in {layout.HISTORY_FILE} are trained again)", flush=True)
             self._start_over()
             return 0
-        initial = self.restore()
+        initial = self.restore(quiet=how == "extend")
         if is_complete(self.state.current, epochs):
             self.history.reset(self.history.epochs, finished=True)
             fault_point("finished")
             return None
         return initial
 
-    def restore(self):
+    def restore(self, quiet=False):
         """Loads the newest readable generation into the model (the optimizer built first, so that its
         moments load too) and the callbacks, and returns the number of finished epochs it holds (0: nothing
         to resume). A newest generation that cannot be read falls back to the one before.
+
+        Args:
+            quiet: do not say that the optimizer starts again (the caller just did).
 
         Raises:
             TrainError: generations exist but none can be read.
@@ -146,7 +154,7 @@ class Backup(keras.callbacks.Callback):
         problems = []
         for record in self.state.generations:
             try:
-                self._load(record)
+                self._load(record, quiet)
             except Exception as error:  # h5py raises OSError, Keras ValueError: any unreadable file
                 path = self.state.path(record["weights"])
                 problems.append(f"{path} ({first_line(error)})")
@@ -161,7 +169,7 @@ class Backup(keras.callbacks.Callback):
         raise TrainError(f"no backup of this run can be read ({'; '.join(problems)}): delete {self.backup_dir} "
                          "to train again from epoch 1, or pass --overwrite")
 
-    def _load(self, record):
+    def _load(self, record, quiet=False):
         best = record.get("best")
         if best is not None and not os.path.exists(self.state.path(best["file"])):
             raise FileNotFoundError(f"its best weights {best['file']} are missing")
@@ -175,8 +183,9 @@ class Backup(keras.callbacks.Callback):
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=OPTIMIZER_SKIPPED)
             self.model.load_weights(path)
-        print(f"[train] resuming a finished run trained further from its best weights (epoch {best['epoch']}): the "
-              "optimizer starts again", flush=True)
+        if not quiet:
+            print(f"[train] resuming a finished run trained further from its best weights (epoch {best['epoch']}): the "
+                  "optimizer starts again", flush=True)
 
     def _adopt(self, record):
         self.state.keep_only(record)
