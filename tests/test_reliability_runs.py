@@ -251,3 +251,29 @@ def test_training_a_finished_run_further_says_the_optimizer_restarts_and_resumes
     assert not [w for w in caught if "Skipping variable loading for optimizer" in str(w.message)]
     assert_same(comparable(killed), comparable(whole))
     assert comparable(whole)["history"][0] == comparable(finished)["history"][0]
+
+
+def test_a_backup_of_an_earlier_version_resumes_unless_its_best_weights_went_ahead(tmp_path, capsys):
+    from zoo.runs.state import RunState, RunStateError
+
+    def legacy_run(val_accuracies):
+        run_dir = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
+        (run_dir / "backup").mkdir(parents=True)
+        (run_dir / "backup" / "state.json").write_text('{"epochs": [2, 1]}')
+        for epoch in (1, 2):
+            (run_dir / "backup" / f"epoch-{epoch}.weights.h5").write_bytes(b"weights %d" % epoch)
+        (run_dir / layout.BEST_WEIGHTS_FILE).write_bytes(b"best")
+        history = [{"epoch": i + 1, "val_accuracy": v} for i, v in enumerate(val_accuracies)]
+        return RunState(str(run_dir / "backup")).load(), history, str(run_dir / layout.BEST_WEIGHTS_FILE)
+
+    # killed after epoch 3's history but before its backup, epoch 3 not better: the state after epoch 2
+    state, history, best = legacy_run([0.5, 0.4, 0.3])
+    record = state.convert_legacy(history, best)
+    assert (record["epoch"], record["best"]["epoch"], len(record["history"])) == (2, 1, 2)
+    assert json.loads(open(state.state_path).read())["format"] == 2
+    assert open(state.path(record["best"]["file"]), "rb").read() == b"best"
+    assert "written by an earlier version of the zoo: resuming from its epoch 2" in capsys.readouterr().out
+    # ... epoch 3 better: best.weights.h5 holds epoch 3's weights, not those of the state: said, not guessed
+    state, history, best = legacy_run([0.5, 0.4, 0.6])
+    with pytest.raises(RunStateError, match="earlier version .* cannot resume exactly; pass --overwrite"):
+        state.convert_legacy(history, best)

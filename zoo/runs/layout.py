@@ -195,7 +195,7 @@ def finished_run(run_dir):
         raise TrainError(f"{best} {'cannot be read' if os.path.exists(best) else 'is missing'} and a finished run "
                          "keeps no other copy of it: train the run again with --overwrite (the same command gives "
                          "the same results)")
-    if os.path.exists(os.path.join(run_dir, BACKUP_DIR)) or os.path.exists(os.path.join(run_dir, PREVIOUS_RESULTS_FILE)):
+    if any(os.path.exists(os.path.join(run_dir, name)) for name in (BACKUP_DIR, PREVIOUS_RESULTS_FILE)):
         finish(run_dir)
         print(f"[train] removed what a stop after writing {RESULTS_FILE} left (backup/, {PREVIOUS_RESULTS_FILE})",
               flush=True)

@@ -232,9 +232,13 @@ class RunState:
 
 
 def _valid(record):
-    return (isinstance(record, dict) and isinstance(record.get("epoch"), int) and isinstance(record.get("history"), list)
-            and isinstance(record.get("weights"), str) and (record.get("best") is None or (
-                isinstance(record["best"], dict) and isinstance(record["best"].get("file"), str))))
+    """Whether a generation record has the fields a resume reads."""
+    if not (isinstance(record, dict) and isinstance(record.get("epoch"), int)
+            and isinstance(record.get("history"), list) and isinstance(record.get("weights"), str)):
+        return False
+    best = record.get("best")
+    return best is None or (isinstance(best, dict) and isinstance(best.get("file"), str)
+                            and isinstance(best.get("epoch"), int))
 
 
 def weights_readable(path):

@@ -237,7 +237,9 @@ class Backup(keras.callbacks.Callback):
             layout.save_weights(self.model, self.best_path)  # no epoch had a dev score: the last weights
             return None
         try:
-            self.model.load_weights(self.best_path)
+            with warnings.catch_warnings():  # evaluation needs no optimizer state (none built without training)
+                warnings.filterwarnings("ignore", message=OPTIMIZER_SKIPPED)
+                self.model.load_weights(self.best_path)
         except Exception as error:  # h5py OSError, Keras ValueError: an unreadable file
             if best is None:
                 raise TrainError(f"{self.best_path} cannot be read ({first_line(error)}) and the run keeps no other "
@@ -247,7 +249,9 @@ class Backup(keras.callbacks.Callback):
             print(f"[train] {self.best_path} cannot be read ({first_line(error)}): the newest readable backup is "
                   f"evaluated instead ({copy}, the best weights of epoch {best['epoch']})", flush=True)
             try:
-                self.model.load_weights(copy)
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=OPTIMIZER_SKIPPED)
+                    self.model.load_weights(copy)
             except Exception as again:
                 raise TrainError(f"{self.best_path} cannot be read, nor its copy {copy} ({first_line(again)}): "
                                  f"delete {self.backup_dir} to train again from epoch 1, or pass --overwrite") from None
