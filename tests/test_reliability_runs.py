@@ -7,10 +7,12 @@ Every run is tiny (the ONE_SHAPE runs of tests/test_train.py).
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -21,6 +23,7 @@ import train as train_script
 from zoo.fileio import DirectoryLock
 from zoo.runs import layout
 
+from tests.test_faults import assert_same, comparable, stop_at
 from tests.test_train import ONE_SHAPE, ROOT, subprocess_env, tiny_args
 
 
@@ -37,11 +40,20 @@ def fails_with(capsys, argv, script=train_script):
     return lines[0]
 
 
+def one_epoch(run_dir, epochs=1):
+    return tiny_args(run_dir, "--epochs", str(epochs), "--attention-examples", "0", *ONE_SHAPE)
+
+
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("reliable") / "run"
-    train_script.main(tiny_args(run_dir, "--epochs", "1", "--attention-examples", "0", *ONE_SHAPE))
+    train_script.main(one_epoch(run_dir))
     return run_dir
+
+
+def copy_run(run_dir, target):
+    shutil.copytree(run_dir, target)
+    return target
 
 
 # Bad options: one line, before anything is written --------------------------------------------------
@@ -74,6 +86,7 @@ def test_a_corrupt_config_json_is_named(tmp_path, capsys):
     (run_dir / "config.json").write_text('{"model": "rocktaschel_wbw",')
     line = fails_with(capsys, tiny_args(run_dir))
     assert str(run_dir / "config.json") in line and "not valid JSON" in line
+    assert "--overwrite" in line and "delete" not in line  # config.json holds the settings: no rerun rebuilds it
 
 
 # One writer per run directory ----------------------------------------------------------------------
@@ -176,3 +189,91 @@ def test_ctrl_c_says_how_to_resume(tmp_path):
     assert len(lines) == 1 and "rerun the same command to resume" in lines[0], err[-2000:]
     assert json.loads((run_dir / "history.json").read_text())["epochs"][0]["epoch"] == 1
     assert not (run_dir / layout.CONFIG_FILE.replace("config", "results")).exists()
+
+
+# Every printed remedy, followed: the run then ends with the uninterrupted run's results ----------------
+def test_a_damaged_run_state_names_a_remedy_that_works(finished, tmp_path, monkeypatch, capsys):
+    run_dir = tmp_path / "run"
+    stop_at(monkeypatch, "prune@1", one_epoch(run_dir))  # epoch 1 committed, not evaluated
+    capsys.readouterr()
+    (run_dir / "backup" / "state.json").write_text('{"format": 2, "generations": [{"ep')
+    line = fails_with(capsys, one_epoch(run_dir))
+    assert "state.json: not valid JSON" in line and f"delete {run_dir / 'backup'} to train again from epoch 1" in line
+    shutil.rmtree(run_dir / "backup")
+    train_script.main(one_epoch(run_dir))
+    assert "names no finished epoch: training starts again from epoch 1" in capsys.readouterr().out
+    assert_same(comparable(run_dir), comparable(finished))
+
+
+def test_a_damaged_results_json_names_a_remedy_that_works(finished, tmp_path, capsys):
+    run_dir = copy_run(finished, tmp_path / "run")
+    (run_dir / "results.json").write_text('{"test": ')
+    line = fails_with(capsys, one_epoch(run_dir))
+    assert "results.json: not valid JSON" in line and "delete it" in line
+    os.remove(run_dir / "results.json")
+    train_script.main(one_epoch(run_dir))  # evaluates the best weights again
+    assert_same(comparable(run_dir), comparable(finished))
+
+
+def test_a_damaged_history_json_names_a_remedy_that_works(finished, tmp_path, capsys):
+    run_dir = copy_run(finished, tmp_path / "run")
+    (run_dir / "history.json").write_text('{"epochs": [')
+    with pytest.raises(ValueError, match="history.json: not valid JSON.*delete it: rerunning train.py"):
+        layout.read_json(run_dir / "history.json")  # what a reader of the file says
+    os.remove(run_dir / "history.json")
+    train_script.main(one_epoch(run_dir))
+    assert "written again from results.json" in capsys.readouterr().out
+    assert_same(comparable(run_dir), comparable(finished))
+
+
+def test_a_finished_run_with_damaged_best_weights_names_a_remedy_that_works(finished, tmp_path, capsys):
+    run_dir = copy_run(finished, tmp_path / "run")
+    (run_dir / layout.BEST_WEIGHTS_FILE).write_bytes(b"")
+    line = fails_with(capsys, ["--run-dir", str(run_dir), "--dataset", "snli_sample", "--quiet"], evaluate_script)
+    assert "best.weights.h5 cannot be read" in line and "--overwrite" in line
+    line = fails_with(capsys, one_epoch(run_dir))  # not "already finished"
+    assert "best.weights.h5 cannot be read" in line and "train the run again with --overwrite" in line
+    train_script.main(one_epoch(run_dir) + ["--overwrite"])
+    assert_same(comparable(run_dir), comparable(finished))
+
+
+def test_training_a_finished_run_further_says_the_optimizer_restarts_and_resumes_exactly(finished, tmp_path,
+                                                                                         monkeypatch, capsys):
+    whole, killed = copy_run(finished, tmp_path / "whole"), copy_run(finished, tmp_path / "killed")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train_script.main(one_epoch(whole, epochs=2))
+        out = capsys.readouterr().out
+        stop_at(monkeypatch, "weights@2", one_epoch(killed, epochs=2))  # before the extension's first commit
+        train_script.main(one_epoch(killed, epochs=2))
+    assert "training it further, to 2, from its best weights (the optimizer's moments start again" in out
+    assert "the optimizer starts again" in capsys.readouterr().out  # the resumed extension says it too
+    assert not [w for w in caught if "Skipping variable loading for optimizer" in str(w.message)]
+    assert_same(comparable(killed), comparable(whole))
+    assert comparable(whole)["history"][0] == comparable(finished)["history"][0]
+
+
+def test_a_backup_of_an_earlier_version_resumes_unless_its_best_weights_went_ahead(tmp_path, capsys):
+    from zoo.runs.state import RunState, RunStateError
+
+    def legacy_run(val_accuracies):
+        run_dir = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
+        (run_dir / "backup").mkdir(parents=True)
+        (run_dir / "backup" / "state.json").write_text('{"epochs": [2, 1]}')
+        for epoch in (1, 2):
+            (run_dir / "backup" / f"epoch-{epoch}.weights.h5").write_bytes(b"weights %d" % epoch)
+        (run_dir / layout.BEST_WEIGHTS_FILE).write_bytes(b"best")
+        history = [{"epoch": i + 1, "val_accuracy": v} for i, v in enumerate(val_accuracies)]
+        return RunState(str(run_dir / "backup")).load(), history, str(run_dir / layout.BEST_WEIGHTS_FILE)
+
+    # killed after epoch 3's history but before its backup, epoch 3 not better: the state after epoch 2
+    state, history, best = legacy_run([0.5, 0.4, 0.3])
+    record = state.convert_legacy(history, best)
+    assert (record["epoch"], record["best"]["epoch"], len(record["history"])) == (2, 1, 2)
+    assert json.loads(open(state.state_path).read())["format"] == 2
+    assert open(state.path(record["best"]["file"]), "rb").read() == b"best"
+    assert "written by an earlier version of the zoo: resuming from its epoch 2" in capsys.readouterr().out
+    # ... epoch 3 better: best.weights.h5 holds epoch 3's weights, not those of the state: said, not guessed
+    state, history, best = legacy_run([0.5, 0.4, 0.6])
+    with pytest.raises(RunStateError, match="earlier version .* cannot resume exactly; pass --overwrite"):
+        state.convert_legacy(history, best)

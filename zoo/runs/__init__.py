@@ -4,6 +4,8 @@ Export, prediction, evaluation and presets read runs through this package; none 
 training loop (`zoo.training`), which sits above it and writes runs.
 
 - `layout`: the run directory's files, `config.json`, and what a rerun does with an existing directory.
+- `state`: the run state in `backup/`, one generation per epoch committed by `state.json`.
+- `faults`: the kill -9 hook between write steps (`NLI_ZOO_FAULT_AT`) for the fault tests.
 - `run`: `Run` and `load_run` (`zoo.load(run_dir)`).
 - `datasets`: the preset's length grid and tf.data batches, shared by training and scoring.
 - `evaluation`: accuracy, per-class accuracy, confusion matrix, per genre, printed tables.

@@ -6,8 +6,9 @@ RUN/
   config.json       # the run configuration (zoo.training.config.RunConfig) plus what training derived:
                     # vocabulary size, embedding dim, tunable words, tokenizer, labels
   vocab.txt
-  best.weights.h5   # weights of the best dev accuracy
-  backup/           # BackupAndRestore state (resume after kill)
+  best.weights.h5   # weights of the best dev accuracy (a copy of the run state's best)
+  backup/           # the run state a rerun resumes from (zoo.runs.state): one generation per epoch,
+                    # committed by backup/state.json; deleted once results.json is written
   history.json      # one entry per finished epoch; "finished" once fit() returned
   results.json      # test accuracy, per-class accuracy, confusion matrix
   evaluations/      # evaluate.py reports
@@ -20,6 +21,9 @@ import os
 import shutil
 
 from zoo import fileio
+from zoo.errors import TrainError
+from zoo.runs.faults import fault_point
+from zoo.runs.state import RunState, generation, is_complete, remove_backup, weights_readable
 
 CONFIG_FILE = "config.json"
 VOCAB_FILE = "vocab.txt"
@@ -44,14 +48,24 @@ def default_run_dir(model_name, root="runs"):
     return os.path.join(root, model_name)
 
 
+# What to do about a damaged file of a run, by its name: each remedy is one tests/test_reliability_runs.py
+# follows, and the run then ends with the results of an uninterrupted one.
+REMEDIES = {
+    "config.json": "it holds the run's settings: repair it by hand, or train the run again with --overwrite",
+    "history.json": "delete it: rerunning train.py on the run writes it again from the run's state or results",
+    "results.json": "delete it: rerunning train.py on the run evaluates its best weights again and writes it",
+}
+DEFAULT_REMEDY = ("the run directory is damaged: delete that file to let a rerun rebuild it, or train again with "
+                  "--overwrite")
+
+
 def read_json(path, default=None):
     """Reads a JSON file of the run, or returns `default` when it does not exist.
 
     Raises:
-        zoo.fileio.CorruptFileError: a damaged file, one line naming it.
+        zoo.fileio.CorruptFileError: a damaged file, one line naming it and what to do (`REMEDIES`).
     """
-    return fileio.read_json(path, default, remedy="the run directory is damaged: delete that file to let a rerun "
-                                                   "rebuild it, or train again with --overwrite")
+    return fileio.read_json(path, default, remedy=REMEDIES.get(os.path.basename(path), DEFAULT_REMEDY))
 
 
 def write_json(path, value):
@@ -121,12 +135,14 @@ def prepare_run_dir(run_dir, identity, overwrite=False):
         overwrite: delete an existing run whose settings differ (or that finished) and start again.
 
     Returns:
-        `"new"` (nothing to resume), `"resume"` (same settings, training unfinished) or `"evaluate"`
-        (same settings, training finished but no results yet) or `"finished"` (results exist) or
-        `"extend"` (results exist, and more epochs than the run trained are asked for).
+        `"new"` (nothing to resume), `"resume"` (same settings, training unfinished: its state, or epoch
+        1 when nothing was committed) or `"evaluate"` (same settings, training finished but no results
+        yet) or `"finished"` (results exist) or `"extend"` (results exist, and more epochs than the run
+        trained are asked for: asked for explicitly, never inferred from a missing backup).
 
     Raises:
         RunConflictError: when the directory holds a run with other settings and not `overwrite`.
+        zoo.runs.state.RunStateError: a damaged run state (one line saying what to do).
     """
     old = read_json(os.path.join(run_dir, CONFIG_FILE))
     if old is None:
@@ -146,25 +162,88 @@ def prepare_run_dir(run_dir, identity, overwrite=False):
                 "same settings to resume, choose another --run-dir, or pass --overwrite to start again")
         clear_run_dir(run_dir)
         return "new"
-    history = read_json(os.path.join(run_dir, HISTORY_FILE), {})
+    requested = identity["preset"]["train"]["epochs"]
     if finished:
+        results = read_json(os.path.join(run_dir, RESULTS_FILE))
         trained = old.get("preset", {}).get("train", {}).get("epochs")
-        requested = identity["preset"]["train"]["epochs"]
-        ran = len(history.get("epochs", []))
+        ran = len(results.get("history") or []) if isinstance(results, dict) else 0
         # A run that trained all its epochs and is asked for more trains further; one that stopped early
         # (its schedule or early stopping) would stop again, so it stays finished.
         return "extend" if trained is not None and requested > trained and ran >= trained else "finished"
-    return "evaluate" if history.get("finished") else "resume"
+    state = RunState(os.path.join(run_dir, BACKUP_DIR)).load()  # the state decides; RunStateError if damaged
+    if state.current is not None:
+        return "evaluate" if is_complete(state.current, requested) else "resume"
+    try:  # no state: a run before its first commit (trained from epoch 1), or one evaluated from history.json
+        history = read_json(os.path.join(run_dir, HISTORY_FILE), {})
+    except ValueError:
+        history = {}
+    finished_training = history.get("finished") and os.path.exists(os.path.join(run_dir, BEST_WEIGHTS_FILE))
+    return "evaluate" if finished_training and state.legacy is None else "resume"
+
+
+def finished_run(run_dir):
+    """The results of a finished run, once it is checked to be whole; what a kill after its results left
+    (the backup, earlier results) is removed and a missing or damaged `history.json` is written again from
+    the results.
+
+    Raises:
+        TrainError: its best weights cannot be read (a finished run keeps no other copy of them).
+    """
+    results = read_json(os.path.join(run_dir, RESULTS_FILE))
+    best = os.path.join(run_dir, BEST_WEIGHTS_FILE)
+    if not weights_readable(best):
+        raise TrainError(f"{best} {'cannot be read' if os.path.exists(best) else 'is missing'} and a finished run "
+                         "keeps no other copy of it: train the run again with --overwrite (the same command gives "
+                         "the same results)")
+    if any(os.path.exists(os.path.join(run_dir, name)) for name in (BACKUP_DIR, PREVIOUS_RESULTS_FILE)):
+        finish(run_dir)
+        print(f"[train] removed what a stop after writing {RESULTS_FILE} left (backup/, {PREVIOUS_RESULTS_FILE})",
+              flush=True)
+    path = os.path.join(run_dir, HISTORY_FILE)
+    try:
+        whole = read_json(path) is not None
+    except ValueError:
+        whole = False
+    if not whole:
+        write_json(path, {"epochs": results.get("history", []), "finished": True})
+        print(f"[train] {path} written again from {RESULTS_FILE}", flush=True)
+    return results
 
 
 def start_extension(run_dir):
-    """Makes a finished run one that resumes: its history is marked unfinished, and its results are kept as
-    `results.previous.json` until the longer run writes new ones (a kill in between resumes the extension)."""
-    path = os.path.join(run_dir, HISTORY_FILE)
-    history = read_json(path, {"epochs": []})
-    history["finished"] = False
-    write_json(path, history)
+    """Makes a finished run one that resumes from its best weights with a new optimizer: the first generation
+    of its state is the finished run (its best weights, its history), and its results are kept as
+    `results.previous.json` until the longer run writes new ones (a kill in between resumes the extension).
+
+    Raises:
+        TrainError: its best weights are missing (nothing to train further from).
+    """
+    results = read_json(os.path.join(run_dir, RESULTS_FILE))
+    best_path = os.path.join(run_dir, BEST_WEIGHTS_FILE)
+    if results.get("best_epoch") is None or not weights_readable(best_path):
+        raise TrainError(f"{run_dir} cannot be trained further: its best weights ({best_path}) cannot be read; "
+                         "train the run again with --overwrite and the new --epochs")
+    history = results.get("history", [])
+    backup = os.path.join(run_dir, BACKUP_DIR)
+    shutil.rmtree(backup, ignore_errors=True)  # a stale one, left by a stop after results.json
+    state = RunState(backup)
+    best = state.save_best_copy(best_path, results["best_epoch"])
+    state.commit(generation(len(history), best["file"], history, best, optimizer=False))
+    write_json(os.path.join(run_dir, HISTORY_FILE), {"epochs": history, "finished": False})
     os.replace(os.path.join(run_dir, RESULTS_FILE), os.path.join(run_dir, PREVIOUS_RESULTS_FILE))
+
+
+def write_results(run_dir, results):
+    """Writes `results.json`, then deletes what it supersedes (`finish`)."""
+    write_json(os.path.join(run_dir, RESULTS_FILE), results)
+    fault_point("results")
+    finish(run_dir)
+
+
+def finish(run_dir):
+    """Deletes the run's backup and earlier results once `results.json` is written (never before: until
+    then the backup is what a rerun evaluates)."""
+    remove_backup(os.path.join(run_dir, BACKUP_DIR), os.path.join(run_dir, PREVIOUS_RESULTS_FILE))
 
 
 def clear_run_dir(run_dir):

@@ -179,8 +179,9 @@ def load_run(run_dir, weights=BEST_WEIGHTS_FILE):
     except Exception as error:  # h5py's OSError for a truncated file, Keras's ValueError for other weights
         detail = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
         raise UnreadableWeightsError(f"{path} cannot be read ({detail}): the file is damaged or belongs to "
-                                     "another model; rerun train.py on this run directory to evaluate its backup, "
-                                     "or train again") from None
+                                     "another model; a run still training writes it again from its backup when "
+                                     "train.py is rerun on it, a finished run keeps no other copy: train it again "
+                                     "with --overwrite") from None
     return Run(run_dir, model, vocab, tokenizer, config)
 
 

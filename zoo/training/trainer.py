@@ -15,7 +15,6 @@ model under the distribution strategy (`zoo.training.model`), fits it with the r
 
 import contextlib
 import os
-import shutil
 import time
 
 from zoo.errors import TrainError
@@ -94,10 +93,10 @@ def worker_run_dir(run_dir):
 def make_callbacks(config, run_dir, logdir, model_dev_pairs, dev_subset, trial_id, extra_hparams):
     """The callbacks of `fit`, in the order that keeps the run directory consistent when killed: the
     non-finite loss guard first (it stops before anything of a diverged epoch is written), best checkpoint
-    and history before the backup, the epoch marker last.
+    and history before the backup, which commits the epoch's state (`zoo.runs.state`), the epoch marker last.
 
     Returns:
-        `(callbacks, history, backup)`: `backup.restore()` loads the state to resume from.
+        `(callbacks, history, backup)`: `backup.start(...)` brings the run to the state to resume from.
     """
     import keras
 
@@ -108,11 +107,12 @@ def make_callbacks(config, run_dir, logdir, model_dev_pairs, dev_subset, trial_i
     history = cb.EpochHistory(os.path.join(run_dir, layout.HISTORY_FILE))
     train = preset["train"]
     best_path = os.path.join(run_dir, layout.BEST_WEIGHTS_FILE)
+    backup_dir = os.path.join(run_dir, layout.BACKUP_DIR)
     decay = train.get("lr_decay")
-    backup = cb.Backup(os.path.join(run_dir, layout.BACKUP_DIR))
+    best = cb.BestCheckpoint(history, backup_dir, monitor="val_accuracy")
+    backup = cb.Backup(backup_dir, history=history, best=best, best_path=best_path)
     # Keras's progress line first, so that the epoch's line is complete before any callback prints
-    callbacks = [cb.EpochProgress(), cb.StopOnNonFiniteLoss(),
-                 cb.BestCheckpoint(history, best_path, monitor="val_accuracy")]
+    callbacks = [cb.EpochProgress(), cb.StopOnNonFiniteLoss(), best]
     if cb.is_plateau_schedule(decay):
         # Chen et al.'s released schedule: halve and reload the best weights after every epoch without a
         # dev improvement; stop after `patience` halvings.
@@ -242,7 +242,7 @@ def train_in(run_dir, config, strategy, started):
     except ValueError as error:  # another run's settings, or a damaged config.json (named)
         raise TrainError(str(error)) from None
     if state == "finished":
-        results = layout.read_json(os.path.join(run_dir, layout.RESULTS_FILE))
+        results = layout.finished_run(run_dir)
         print(f"[train] {run_dir} already finished (pass --overwrite to train again)")
         print(format_results(results))
         return {"run_dir": run_dir, "results": results}
@@ -251,8 +251,7 @@ def train_in(run_dir, config, strategy, started):
         print(f"[train] {run_dir} finished {len(history['epochs'])} epoch(s): training it further, to "
               f"{config.preset['train']['epochs']}, from its best weights (the optimizer's moments start again; "
               f"its results so far are kept in {layout.PREVIOUS_RESULTS_FILE})", flush=True)
-        layout.start_extension(run_dir)
-        state = "resume"
+        layout.start_extension(run_dir)  # the state's first generation: the best weights, no optimizer
     os.makedirs(run_dir, exist_ok=True)
     print(f"[train] run directory {run_dir} ({'resuming' if state != 'new' else 'new run'})", flush=True)
     keras.utils.set_random_seed(config.seed)
@@ -289,10 +288,7 @@ def train_in(run_dir, config, strategy, started):
         keras.mixed_precision.set_global_policy(previous_policy)
     results["vocabulary"] = vocabulary_report
     results["timing"]["total_seconds"] = time.time() - started
-    layout.write_json(os.path.join(run_dir, layout.RESULTS_FILE), results)
-    shutil.rmtree(os.path.join(run_dir, layout.BACKUP_DIR), ignore_errors=True)  # only now: results are safe
-    with contextlib.suppress(FileNotFoundError):  # a run trained further: its earlier results are superseded
-        os.remove(os.path.join(run_dir, layout.PREVIOUS_RESULTS_FILE))
+    layout.write_results(run_dir, results)  # then the backup and earlier results go: only now are results safe
     print(format_results(results), flush=True)
     return {"run_dir": run_dir, "results": results, "model": model, "vocab": vocab, "tokenizer": tokenizer,
             "config": saved}
@@ -339,18 +335,15 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     print(f"[train] XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} LSTM(s) "
           f"on cuDNN, {len(plan['loops'])} other recurrent loop(s); {plan['why']}", flush=True)
     fit_started = time.time()
-    if state != "evaluate":
-        backup.set_model(model)
-        with model.distribute_strategy.scope():  # the optimizer's variables, mirrored like the model's
-            initial_epoch = backup.restore() if state == "resume" else 0
-        if state == "resume" and not initial_epoch and history.epochs:  # a finished run trained further
-            model.load_weights(os.path.join(run_dir, layout.BEST_WEIGHTS_FILE))
-            initial_epoch = len(history.epochs)
+    backup.set_model(model)
+    with model.distribute_strategy.scope():  # the optimizer's variables, mirrored like the model's
+        initial_epoch = backup.start(state, preset["train"]["epochs"])  # None: training is complete
+    if initial_epoch is not None:
         fit_in_cluster(model, datasets, config, callbacks, initial_epoch, run_dir)
         print(f"[train] training saw {shapes['train'].describe()}; validation saw "
               f"{shapes['validation'].describe()}", flush=True)
     fit_seconds = time.time() - fit_started
-    load_best_weights(model, run_dir, backup)
+    best_epoch = backup.load_best()  # the epoch of the weights evaluated, reported as results' best_epoch
     eval_started = time.time()
     dev = evaluate_examples(model, splits["validation"], vocab, tokenizer, preset)
     test = evaluate_examples(model, splits["test"], vocab, tokenizer, preset)
@@ -358,7 +351,7 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     results = {
         "model": config.model, "run_dir": run_dir, "test": test, "dev": dev,
         "test_accuracy": test["accuracy"], "dev_accuracy": dev["accuracy"],
-        "epochs_run": len(epochs), "best_epoch": _best_epoch(epochs), "history": epochs,
+        "epochs_run": len(epochs), "best_epoch": best_epoch, "history": epochs,
         "parameters": parameter_counts(model),
         "embeddings": {"source": config.embeddings, "dim": int(model.embedding_dim), "coverage": coverage,
                        "tunable_words": model.tunable_words, "num_tunable": int(model.num_tunable)},
@@ -402,35 +395,6 @@ def fit_in_cluster(model, datasets, config, callbacks, initial_epoch, run_dir):
                          "last finished epoch") from None
 
 
-def load_best_weights(model, run_dir, backup):
-    """Loads `best.weights.h5` for the final evaluation; one that cannot be read is reported and the newest
-    readable backup is evaluated instead (saved as the best), rather than failing on every rerun.
-
-    Raises:
-        TrainError: neither the best weights nor a backup can be read.
-    """
-    from zoo.training.callbacks.checkpoints import first_line
-
-    best_path = os.path.join(run_dir, layout.BEST_WEIGHTS_FILE)
-    if os.path.exists(best_path):
-        try:
-            model.load_weights(best_path)
-            return
-        except Exception as error:  # h5py OSError, Keras ValueError: an unreadable file
-            print(f"[train] {best_path} cannot be read ({first_line(error)}): the newest readable backup is "
-                  "evaluated instead", flush=True)
-            backup.set_model(model)
-            if not backup.restore():
-                raise TrainError(f"{best_path} cannot be read and the run has no backup: train again with "
-                                 "--overwrite") from None
-    # no epoch improved on nothing (e.g. NaN accuracy), or the best file was unreadable: keep these weights
-    layout.save_weights(model, best_path)
-
-
 class TrainInterrupted(TrainError):
     """The user stopped training (Ctrl-C); the run resumes from its last finished epoch."""
 
-
-def _best_epoch(epochs):
-    scored = [e for e in epochs if "val_accuracy" in e]
-    return max(scored, key=lambda e: e["val_accuracy"])["epoch"] if scored else None

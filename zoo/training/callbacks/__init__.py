@@ -3,8 +3,8 @@
 - `monitor`: `ReplayingMonitor`, the best dev value over a run's epochs, replayed from history on resume.
 - `schedule`: per-epoch learning-rate decay and Chen et al.'s `HalveOnPlateau` (a `ReplayingMonitor`).
 - `early_stopping`: `ResumableEarlyStopping` (a `ReplayingMonitor`).
-- `checkpoints`: `BestCheckpoint` (a `ReplayingMonitor`) and `Backup`, written atomically, and
-  `StopOnNonFiniteLoss`.
+- `checkpoints`: `BestCheckpoint` (a `ReplayingMonitor`) and `Backup`, which commits each epoch's
+  generation of the run state (`zoo.runs.state`) and resumes from it, and `StopOnNonFiniteLoss`.
 - `history`: `EpochHistory` (`history.json`) and `best_of`.
 - `epoch_marker`: the `[train] epoch N done` line.
 - `progress`: `EpochProgress`, Keras's progress bar placed first (its epoch line before any other output).

@@ -1,114 +1,262 @@
-"""Checkpoints a kill cannot spoil: the best weights, the per-epoch backup to resume from, and a stop at the
-first non-finite loss.
+"""Checkpoints a kill cannot spoil: the best weights, the run's state to resume from (`zoo.runs.state`), and
+a stop at the first non-finite loss.
 
-Every file is written under a temporary name and renamed (`zoo.fileio.atomic_path`), so a kill leaves the
-old file or the new one. The backup keeps the last two epochs' states: when the newest cannot be read
-(a disk that lost it, a hand edit), resuming reports it and falls back to the one before, instead of
-failing on every rerun. The backup is deleted by the trainer only once `results.json` is written.
+After each epoch, `BestCheckpoint` writes the epoch's weights as the generation's best (when dev accuracy
+improved), `EpochHistory` writes `history.json`, and `Backup`, after them, writes the model's and
+optimizer's weights and then commits the generation with one atomic write of `backup/state.json`, which
+names those files and holds the history; only then is `best.weights.h5` copied from the generation. A
+resume reads the state file only: the weights, the history and the best weights come from the generation
+it names, and `history.json` and `best.weights.h5` are written again from it, so a kill between any two
+writes resumes exactly (tests/test_faults.py kills at each).
 
-Keras's `ModelCheckpoint` and `BackupAndRestore` write their files in place; these are the zoo's own for
-that reason. The backup is restored by the trainer before `fit` (`restore` returns the epoch to pass as
-`initial_epoch`), through public Keras calls only.
+Keras's `ModelCheckpoint` and `BackupAndRestore` cannot give that: each writes its own file at its own
+time (in place, not under a temporary name), and nothing ties the best weights, the backup and the
+history of one epoch together, so a kill between them resumes with a history or best weights of another
+epoch. These callbacks use Keras's public `save_weights` / `load_weights` for the files themselves.
 """
 
 import math
 import os
+import warnings
 
 import keras
 import numpy as np
 
+from zoo import fileio
 from zoo.errors import TrainError
 from zoo.runs import layout
+from zoo.runs.faults import fault_point
+from zoo.runs.state import (RunState, best_epoch_of, best_name, generation, is_complete, weights_name,
+                             weights_readable)
 from zoo.training.callbacks.monitor import ReplayingMonitor
 
-BACKUP_STATE = "state.json"
+# Keras's warning when weights are loaded into a model whose optimizer is not built; where that is the
+# intent (a finished run trained further: the optimizer starts again), the zoo says so in its own line.
+OPTIMIZER_SKIPPED = "Skipping variable loading for optimizer"
 
 
 class BestCheckpoint(ReplayingMonitor):
     """Saves the weights whenever `monitor` improves (strictly: the earlier of two equal epochs is kept),
-    counting the best value of the epochs before a resume.
+    counting the best value of the epochs before a resume, as the generation's best weights
+    (`backup/best-N.weights.h5`); `Backup` commits them and copies them to the run's `best.weights.h5`.
 
     Args:
         history: the run's `EpochHistory`.
-        path: the best-weights file.
+        backup_dir: the run's `backup/` folder.
         monitor: the dev metric, higher is better.
+
+    Attributes:
+        latest: the best record `{"epoch": N, "file": name}` of the state, or None before any.
+        changed: whether the epoch that ended last wrote new best weights.
     """
 
-    def __init__(self, history, path, monitor="val_accuracy"):
+    def __init__(self, history, backup_dir, monitor="val_accuracy"):
         super().__init__(history, monitor=monitor)
-        self.path = path
+        self.backup_dir = backup_dir
+        self.latest, self.changed = None, False
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.changed = False
+        super().on_epoch_end(epoch, logs)
 
     def on_improvement(self, epoch, logs):
         if logs.get(self.monitor) is not None:
-            layout.save_weights(self.model, self.path)
+            os.makedirs(self.backup_dir, exist_ok=True)
+            layout.save_weights(self.model, os.path.join(self.backup_dir, best_name(epoch + 1)))
+            self.latest, self.changed = {"epoch": epoch + 1, "file": best_name(epoch + 1)}, True
+            fault_point("best", epoch + 1)
 
 
 class Backup(keras.callbacks.Callback):
-    """The state to resume from after a kill: after each epoch, the model's and optimizer's weights
-    (`epoch-N.weights.h5`) and `state.json`, which names the two newest states. A new state is written
-    whole before `state.json` points to it, and older ones are removed only after, so a kill at any moment
-    leaves `state.json` naming files that exist.
+    """The run's state (`zoo.runs.state`): after each epoch, the model's and optimizer's weights
+    (`epoch-N.weights.h5`), then `state.json` naming them, the best weights and the history; the run's
+    `best.weights.h5` is copied from the generation after the commit. Put it after `BestCheckpoint`, the
+    schedule and early stopping (it records whether they stopped training) and `EpochHistory`.
 
     Args:
         backup_dir: the run's `backup/` folder.
+        history: the run's `EpochHistory` (None: generations without history, for tests).
+        best: the run's `BestCheckpoint` (None: no best weights).
+        best_path: the run's `best.weights.h5`.
     """
 
-    def __init__(self, backup_dir):
+    def __init__(self, backup_dir, history=None, best=None, best_path=None):
         super().__init__()
         self.backup_dir = backup_dir
-
-    def _path(self, epoch):
-        return os.path.join(self.backup_dir, f"epoch-{epoch}.weights.h5")
-
-    def _state(self):
-        return layout.read_json(os.path.join(self.backup_dir, BACKUP_STATE), {})
+        self.state = RunState(backup_dir)
+        self.history, self.best, self.best_path = history, best, best_path
 
     def on_epoch_end(self, epoch, logs=None):
         os.makedirs(self.backup_dir, exist_ok=True)
-        try:
-            kept = [e for e in self._state().get("epochs", []) if e != epoch + 1][:1]
-        except ValueError:
-            kept = []
-        layout.save_weights(self.model, self._path(epoch + 1))
-        epochs = [epoch + 1] + kept
-        layout.write_json(os.path.join(self.backup_dir, BACKUP_STATE), {"epochs": epochs})
-        for name in os.listdir(self.backup_dir):
-            if name.startswith("epoch-") and name.endswith(".weights.h5") and \
-                    name not in {os.path.basename(self._path(e)) for e in epochs}:
-                os.remove(os.path.join(self.backup_dir, name))
+        layout.save_weights(self.model, self.state.path(weights_name(epoch + 1)))
+        fault_point("weights", epoch + 1)
+        record = generation(epoch + 1, weights_name(epoch + 1), self.history.epochs if self.history else [],
+                            self.best.latest if self.best else None, stopped=self.model.stop_training)
+        self.state.commit(record)
+        if self.best is not None and self.best.changed and self.best_path:
+            self.state.publish_best(record, self.best_path)
+            fault_point("publish", epoch + 1)
 
-    def restore(self):
-        """Loads the newest readable state into the model (the optimizer built first, so that its moments
-        load too) and returns the number of finished epochs it holds (0: nothing to resume).
+    # Before fit ----------------------------------------------------------------------------------
+    def start(self, how, epochs):
+        """Brings the model and the callbacks to the run's committed state before `fit`.
+
+        Args:
+            how: what `zoo.runs.layout.prepare_run_dir` decided: `"new"`, `"resume"`, `"evaluate"`, or
+                `"extend"` (a finished run trained further, its state just made by
+                `zoo.runs.layout.start_extension`: resumed without saying so again).
+            epochs: the epochs asked for.
+
+        Returns:
+            the epoch to pass as `initial_epoch`, or None when training is complete (evaluate only).
 
         Raises:
-            TrainError: states exist but none can be read.
+            TrainError: the run has no consistent state (one line saying what to do).
         """
-        try:
-            epochs = self._state().get("epochs", [])
-        except ValueError as error:  # state.json damaged: the files themselves say which epochs they hold
-            print(f"[train] {error}; looking for readable backups", flush=True)
-            names = os.listdir(self.backup_dir) if os.path.isdir(self.backup_dir) else []
-            epochs = sorted((int(n[6:-11]) for n in names if n.startswith("epoch-") and n.endswith(".weights.h5")
-                             and n[6:-11].isdigit()), reverse=True)
-        candidates = [e for e in epochs if os.path.exists(self._path(e))]
-        if not candidates:
+        # what writers killed mid-write left (.best.tmp-PID-*.weights.h5, ...): the run's lock is held
+        fileio.clean_stale_temporaries(self.state.run_dir)
+        if how == "new":
+            self._start_over()
             return 0
-        if self.model.optimizer is not None and not self.model.optimizer.built:
-            self.model.optimizer.build(self.model.trainable_variables)
+        self.state.load()
+        if self.state.legacy is not None:
+            self.state.convert_legacy(self._history_on_disk(), self.best_path, finished=self._history_finished())
+        if not self.state.generations:
+            if how == "evaluate":  # a finished run whose results.json was deleted: history.json is whole
+                self.history.load()
+                return None
+            done = self._history_on_disk()
+            if done:
+                print(f"[train] {self.state.state_path} names no finished epoch: training starts again from epoch "
+                      f"1 (the {len(done)} epoch(s) in {layout.HISTORY_FILE} are trained again)", flush=True)
+            self._start_over()
+            return 0
+        initial = self.restore(quiet=how == "extend")
+        if is_complete(self.state.current, epochs):
+            self.history.reset(self.history.epochs, finished=True)
+            fault_point("finished")
+            return None
+        return initial
+
+    def restore(self, quiet=False):
+        """Loads the newest readable generation into the model (the optimizer built first, so that its
+        moments load too) and the callbacks, and returns the number of finished epochs it holds (0: nothing
+        to resume). A newest generation that cannot be read falls back to the one before.
+
+        Args:
+            quiet: do not say that the optimizer starts again (the caller just did).
+
+        Raises:
+            TrainError: generations exist but none can be read.
+        """
+        if not self.state.generations:
+            self.state.load()
         problems = []
-        for epoch in candidates:
+        for record in self.state.generations:
             try:
-                self.model.load_weights(self._path(epoch))
+                self._load(record, quiet)
             except Exception as error:  # h5py raises OSError, Keras ValueError: any unreadable file
-                problems.append(f"{self._path(epoch)} ({first_line(error)})")
-                print(f"[train] the backup {self._path(epoch)} cannot be read ({first_line(error)})", flush=True)
+                path = self.state.path(record["weights"])
+                problems.append(f"{path} ({first_line(error)})")
+                print(f"[train] the backup {path} cannot be read ({first_line(error)})", flush=True)
                 continue
             if problems:
-                print(f"[train] resuming from the older backup of epoch {epoch}", flush=True)
-            return int(epoch)
+                print(f"[train] resuming from the older backup of epoch {record['epoch']}", flush=True)
+            self._adopt(record)
+            return int(record["epoch"])
+        if not problems:
+            return 0
         raise TrainError(f"no backup of this run can be read ({'; '.join(problems)}): delete {self.backup_dir} "
-                         "to restart from the first epoch, or pass --overwrite")
+                         "to train again from epoch 1, or pass --overwrite")
+
+    def _load(self, record, quiet=False):
+        best = record.get("best")
+        if best is not None and not os.path.exists(self.state.path(best["file"])):
+            raise FileNotFoundError(f"its best weights {best['file']} are missing")
+        path = self.state.path(record["weights"])
+        if record.get("optimizer", True):
+            if self.model.optimizer is not None and not self.model.optimizer.built:
+                self.model.optimizer.build(self.model.trainable_variables)
+            self.model.load_weights(path)
+            return
+        # the first generation of a finished run trained further: its best weights, a new optimizer
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=OPTIMIZER_SKIPPED)
+            self.model.load_weights(path)
+        if not quiet:
+            print(f"[train] resuming a finished run trained further from its best weights (epoch {best['epoch']}): the "
+                  "optimizer starts again", flush=True)
+
+    def _adopt(self, record):
+        self.state.keep_only(record)
+        self.state.prune()
+        if self.history is not None:
+            self.history.reset(record["history"])
+        if self.best is not None:
+            self.best.latest = record.get("best")
+        if self.best_path:
+            best = record.get("best")
+            if best is not None and os.path.exists(self.best_path) and not weights_readable(self.best_path):
+                print(f"[train] {self.best_path} cannot be read: the newest readable backup is evaluated instead "
+                      f"({self.state.path(best['file'])}, the best weights of epoch {best['epoch']}, copied back)",
+                      flush=True)
+            self.state.publish_best(record, self.best_path)
+
+    def _history_on_disk(self):
+        """The entries of `history.json` as the run left it ([] when missing or unreadable)."""
+        try:
+            return layout.read_json(os.path.join(self.state.run_dir, layout.HISTORY_FILE), {}).get("epochs", [])
+        except ValueError:
+            return []
+
+    def _history_finished(self):
+        try:
+            return bool(layout.read_json(os.path.join(self.state.run_dir, layout.HISTORY_FILE), {}).get("finished"))
+        except ValueError:
+            return False
+
+    def _start_over(self):
+        """Training from epoch 1: whatever an earlier attempt wrote before its first commit is dropped."""
+        self.history.reset([])
+        if self.best_path and os.path.exists(self.best_path):
+            os.remove(self.best_path)
+
+    # After fit ------------------------------------------------------------------------------------
+    def load_best(self):
+        """Loads the best weights for the final evaluation and returns their epoch (None: no epoch had a dev
+        score, and the last weights are kept as the best). A `best.weights.h5` that cannot be read is
+        reported and the generation's copy is evaluated (and copied back); never the weights of another
+        epoch.
+
+        Raises:
+            TrainError: no readable copy of the best weights.
+        """
+        record = self.state.current
+        best = (record or {}).get("best")
+        if (record is not None and best is None) or (record is None and not os.path.exists(self.best_path)):
+            layout.save_weights(self.model, self.best_path)  # no epoch had a dev score: the last weights
+            return None
+        try:
+            with warnings.catch_warnings():  # evaluation needs no optimizer state (none built without training)
+                warnings.filterwarnings("ignore", message=OPTIMIZER_SKIPPED)
+                self.model.load_weights(self.best_path)
+        except Exception as error:  # h5py OSError, Keras ValueError: an unreadable file
+            if best is None:
+                raise TrainError(f"{self.best_path} cannot be read ({first_line(error)}) and the run keeps no other "
+                                 "copy of it: train again with --overwrite (the same command gives the same "
+                                 "results)") from None
+            copy = self.state.path(best["file"])
+            print(f"[train] {self.best_path} cannot be read ({first_line(error)}): the newest readable backup is "
+                  f"evaluated instead ({copy}, the best weights of epoch {best['epoch']})", flush=True)
+            try:
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=OPTIMIZER_SKIPPED)
+                    self.model.load_weights(copy)
+            except Exception as again:
+                raise TrainError(f"{self.best_path} cannot be read, nor its copy {copy} ({first_line(again)}): "
+                                 f"delete {self.backup_dir} to train again from epoch 1, or pass --overwrite") from None
+            self.state.publish_best(record, self.best_path)
+        return best["epoch"] if best is not None else best_epoch_of(self.history.epochs)
 
 
 class NonFiniteLossError(TrainError):

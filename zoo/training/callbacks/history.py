@@ -1,18 +1,24 @@
-"""`history.json`: one entry per finished epoch, kept by a callback so that a resumed run knows its past."""
+"""`history.json`: one entry per finished epoch, kept by a callback so that a resumed run knows its past.
+
+The run's state (`backup/state.json`, `zoo.runs.state`) holds the same entries, committed with the
+epoch's weights: a resume takes them from there (`reset`) and writes `history.json` again, so a kill
+between this file's write and the commit changes nothing."""
 
 import time
 
 import keras
 import numpy as np
 
+from zoo.runs.faults import fault_point
 from zoo.runs.layout import read_json, write_json
 
 
 class EpochHistory(keras.callbacks.Callback):
     """Keeps `history.json`: one entry of logs per finished epoch, and `"finished"` after fit().
 
-    On resume, entries of epochs that are trained again are dropped (the first epoch begun tells
-    which epoch training restarts from).
+    It starts empty: the trainer gives it the entries of the state it resumes (`reset`), or of a finished
+    run's `history.json` (`load`). On resume, entries of epochs that are trained again are dropped (the
+    first epoch begun tells which epoch training restarts from).
 
     Args:
         path: the history file.
@@ -21,8 +27,21 @@ class EpochHistory(keras.callbacks.Callback):
     def __init__(self, path):
         super().__init__()
         self.path = path
-        self.state = read_json(path, {"epochs": [], "finished": False})
+        self.state = {"epochs": [], "finished": False}
         self._started = False
+
+    def load(self):
+        """Takes the entries of `history.json` (a finished run's).
+
+        Raises:
+            zoo.fileio.CorruptFileError: a damaged file, one line naming it.
+        """
+        self.state = read_json(self.path, {"epochs": [], "finished": False})
+
+    def reset(self, epochs, finished=False):
+        """Makes `epochs` the history (those of the state a run resumes from) and writes `history.json`."""
+        self.state = {"epochs": list(epochs), "finished": bool(finished)}
+        write_json(self.path, self.state)
 
     @property
     def epochs(self):
@@ -41,10 +60,12 @@ class EpochHistory(keras.callbacks.Callback):
         entry.update({k: float(v) for k, v in (logs or {}).items() if np.ndim(v) == 0})
         self.state["epochs"] = [e for e in self.epochs if e["epoch"] <= epoch] + [entry]
         write_json(self.path, self.state)
+        fault_point("history", epoch + 1)
 
     def on_train_end(self, logs=None):
         self.state["finished"] = True
         write_json(self.path, self.state)
+        fault_point("finished")
 
 
 def best_of(history, monitor="val_accuracy"):

@@ -1,0 +1,147 @@
+"""The fault harness of training (issue 24): a kill at each write step of an epoch's checkpoint and of the
+end of training (`zoo.runs.faults`), then the same command again, must end with the history and results of
+the uninterrupted run.
+
+The steps are killed in one chain of reruns of one run directory, each rerun stopped at the next step (in
+this process: `zoo.runs.faults.kill` replaced by an exception, nothing after the step runs, as after a kill
+-9; the atomic writers leave nothing behind between two steps), so that every step costs one short run
+instead of two; one case kills a subprocess for real with `NLI_ZOO_FAULT_AT`. Every run is tiny: a hidden
+size of 4, 32 training pairs of the shipped sample, 3 epochs, sentences cut to the length grid's first cell.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+import train as train_script
+from zoo.runs import faults, layout
+
+from tests.test_train import ROOT, subprocess_env
+
+ARGS = ["--model", "bowman_lstm", "--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "4",
+        "--max-train-examples", "32", "--max-eval-examples", "16", "--set", "hidden_size=4", "--batch-size", "16",
+        "--epochs", "3", "--attention-examples", "0", "--log-every", "0", "--verbose", "0",
+        "--set", "max_premise_length=14", "--set", "max_hypothesis_length=10"]
+
+
+def args(run_dir):
+    return [*ARGS, "--run-dir", str(run_dir)]
+
+
+class Killed(BaseException):
+    """The in-process kill: a BaseException, so that no `except Exception` of the code under test runs."""
+
+
+def stop_at(monkeypatch, point, argv):
+    """Runs train.py with `argv` in this process, killed (in-process) right after the write step `point`."""
+    def kill(step, epoch):
+        raise Killed(f"{step}@{epoch}")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(faults, "kill", kill)
+        patch.setenv(faults.FAULT_ENV, point)
+        with pytest.raises(Killed):
+            train_script.main(argv)
+
+
+def comparable_history(history):
+    return [{k: v for k, v in entry.items() if k != "time"} for entry in history]
+
+
+def comparable(run_dir):
+    """What must not depend on where a run was killed: history.json and results.json, less clock times."""
+    history = json.loads((run_dir / layout.HISTORY_FILE).read_text())
+    results = json.loads((run_dir / layout.RESULTS_FILE).read_text())
+    kept = {k: results[k] for k in ("test", "dev", "test_accuracy", "dev_accuracy", "epochs_run", "best_epoch",
+                                    "parameters", "labels")}
+    kept["history"] = comparable_history(results["history"])
+    return {"history": comparable_history(history["epochs"]), "finished": history["finished"], "results": kept}
+
+
+def assert_same(a, b):
+    """Same history and results, to float32's last digits."""
+    assert a["finished"] and b["finished"]
+    for history in ("history", "results"):
+        x = a["history"] if history == "history" else a["results"]["history"]
+        y = b["history"] if history == "history" else b["results"]["history"]
+        assert [e["epoch"] for e in x] == [e["epoch"] for e in y]
+        for p, q in zip(x, y):
+            assert p.keys() == q.keys()
+            for key in p:
+                assert q[key] == pytest.approx(p[key], rel=1e-6, abs=1e-7), (history, p["epoch"], key, x, y)
+    for key in ("test", "dev", "test_accuracy", "dev_accuracy", "epochs_run", "best_epoch", "parameters", "labels"):
+        assert json.dumps(a["results"][key], sort_keys=True) == json.dumps(b["results"][key], sort_keys=True), key
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The uninterrupted run."""
+    run_dir = tmp_path_factory.mktemp("faults") / "whole"
+    train_script.main(args(run_dir))
+    return comparable(run_dir)
+
+
+def improving_epochs(history):
+    best, found = None, []
+    for entry in history:
+        if best is None or entry["val_accuracy"] > best:
+            best = entry["val_accuracy"]
+            found.append(entry["epoch"])
+    return found
+
+
+def kill_chain(reference):
+    """Kill points in the order one chain of reruns reaches them. A kill before an epoch's commit (`best`,
+    `history`, `weights`) makes the rerun train that epoch again; one after it (`state`, `prune`, `publish`)
+    makes it go on with the next, so each epoch ends the chain's visit with one of those. The best weights'
+    steps are killed at the last epoch that improved on dev (`publish` happens only then), `state` and
+    `prune` at the two others, then every step of the end of training."""
+    improved = improving_epochs(reference["history"])[-1]
+    others = [epoch for epoch in (1, 2, 3) if epoch != improved]
+    visits = {others[0]: ["state"], others[1]: ["prune"], improved: ["best", "history", "weights", "publish"]}
+    return [f"{step}@{epoch}" for epoch in sorted(visits) for step in visits[epoch]] + list(faults.END_STEPS)
+
+
+def test_a_kill_after_any_write_step_resumes_exactly(reference, tmp_path, monkeypatch, capsys):
+    def kill(step, epoch):
+        raise Killed(f"{step}@{epoch}")
+
+    monkeypatch.setattr(faults, "kill", kill)
+    run_dir = tmp_path / "killed"
+    chain = kill_chain(reference)
+    killed = []
+    for point in chain:
+        if point == "results":  # training finished, not yet evaluated: with best.weights.h5 truncated too,
+            (run_dir / layout.BEST_WEIGHTS_FILE).write_bytes(b"")  # the generation's copy is evaluated
+        monkeypatch.setenv(faults.FAULT_ENV, point)
+        with pytest.raises(Killed) as stop:
+            train_script.main(args(run_dir))
+        if point == "results":
+            assert "the newest readable backup is evaluated instead" in capsys.readouterr().out
+        killed.append(str(stop.value))
+        leftovers = [*run_dir.glob(".*.tmp-*"), *run_dir.glob("backup/.*.tmp-*")]
+        assert not leftovers, point  # nothing half-written between two steps
+    monkeypatch.delenv(faults.FAULT_ENV)
+    train_script.main(args(run_dir))
+    capsys.readouterr()
+    assert [p.replace("@None", "") for p in killed] == chain  # each kill where it was asked for
+    assert {p.split("@")[0] for p in chain} == set(faults.STEPS), "every write step is killed once"
+    assert_same(comparable(run_dir), reference)
+    assert {"backup", layout.PREVIOUS_RESULTS_FILE} & set(os.listdir(run_dir)) == set()
+
+
+def test_a_real_kill_9_at_the_commit_of_an_epoch(reference, tmp_path, capsys):
+    run_dir = tmp_path / "sigkill"
+    env = {**subprocess_env(), faults.FAULT_ENV: "weights@2"}
+    killed = subprocess.run([sys.executable, str(ROOT / "train.py"), *args(run_dir)], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    assert (run_dir / "backup" / "epoch-2.weights.h5").exists()  # written, never committed
+    assert json.loads((run_dir / "history.json").read_text())["epochs"][-1]["epoch"] == 2  # ahead of the state
+    train_script.main(args(run_dir))  # the same command again (in this process: one TensorFlow start less)
+    assert "resuming from epoch 2" in capsys.readouterr().out
+    assert_same(comparable(run_dir), reference)
