@@ -124,3 +124,32 @@ def test_export_and_runs_do_not_import_training():
     for name, path in MODULES.items():
         if name.startswith(("zoo.export", "zoo.runs", "zoo.presets")):
             assert not {t for t in imports(path) if t.startswith("zoo.training")}, name
+
+
+def imports_tensorflow_at_module_level(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        if any(n == "tensorflow" or n.startswith("tensorflow.") for n in names):
+            return True
+    return False
+
+
+# The data floor's TensorFlow-free half (docs/architecture.md): a loader, the vocabulary, word vectors, the
+# tree layout and the length grid can be used, and tested, without TensorFlow's import.
+WITHOUT_TENSORFLOW = ("zoo.data.corpora", "zoo.data.snli", "zoo.data.readers", "zoo.data.vocab", "zoo.data.embeddings",
+                      "zoo.data.vectors", "zoo.data.trees", "zoo.data.batching")
+
+
+@pytest.mark.parametrize("name", WITHOUT_TENSORFLOW)
+def test_the_data_floor_loads_without_tensorflow(name):
+    seen, todo = set(), [name]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        assert not imports_tensorflow_at_module_level(MODULES[current]), f"{name} imports TensorFlow through {current}"
+        parents = [current.rsplit(".", k)[0] for k in range(1, current.count("."))]  # run first, by Python
+        todo += [t for t in imports(MODULES[current], top_level_only=True) if t in MODULES] + parents
