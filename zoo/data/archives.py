@@ -191,4 +191,3 @@ def text_lines(binary, name, reopen):
             except UnicodeDecodeError as e:
                 raise DataFormatError(f"{name}:{lineno}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     raise DataFormatError(f"{name}: not UTF-8 text")
-

@@ -8,4 +8,3 @@ class DataUnavailableError(RuntimeError):
 class DataFormatError(ValueError):
     """A data file is malformed; the message starts with "FILE:LINE:" ("FILE:" for a damaged archive or
     compressed file, which has no line at fault)."""
-

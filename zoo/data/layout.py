@@ -236,4 +236,3 @@ def read_split_files(files, stems, layout, keep_raw=False):
             splits[split], skipped[split] = read_examples(reader(lines, display), layout, display, keep_raw)
         names[split] = display
     return splits, skipped, names
-

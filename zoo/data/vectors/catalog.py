@@ -93,4 +93,3 @@ CATALOG = {source.name: source for source in (
         count=2_000_000, rows=2_000_000,
         description="fastText Common Crawl 600B tokens, 2M cased words; 1.5 GB zip"),
 )}
-

@@ -50,7 +50,6 @@ class ChecksumMismatchError(DataUnavailableError):
     recorded at the first download) or its structure (vector count, dimension) differs."""
 
 
-
 def resolve_cache_dir(cache_dir=None):
     """The cache root: `cache_dir`, else `$NLI_ZOO_CACHE`, else `$XDG_CACHE_HOME/nli-zoo`, else
     `~/.cache/nli-zoo`."""
@@ -326,7 +325,6 @@ def _convert(source, root, archive, index_dir, progress, by_hand, sha256):
         _record(root, source, sha256, os.path.getsize(archive))
         say(f"{source.name}: no published checksum; recorded sha256 {sha256} in {_checksums_path(root)} "
              f"(trust on first use, after the structure check): later downloads must match it")
-
 
 
 def _build_index(source, archive, index_dir, progress, refuse, pinned):

@@ -337,4 +337,3 @@ class _HashingReader(io.RawIOBase):
         self.digest.update(data)
         buffer[:len(data)] = data
         return len(data)
-

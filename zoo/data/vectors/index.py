@@ -195,7 +195,8 @@ class VectorIndex:
                 with open(os.path.join(self.path, WORDS), "rb") as f:
                     words = f.read().decode("utf-8").split("\n")
             except (OSError, UnicodeDecodeError) as error:
-                raise CacheCorruptError(f"{self.path}/{WORDS} cannot be read ({error}); {_rebuild(self.path)}") from None
+                raise CacheCorruptError(f"{self.path}/{WORDS} cannot be read ({error}); "
+                                        f"{_rebuild(self.path)}") from None
             if len(words) != self.count:
                 raise CacheCorruptError(f"{self.path}/{WORDS} has {len(words)} words, meta.json says "
                                         f"{self.count}; {_rebuild(self.path)}")
@@ -235,5 +236,3 @@ class VectorIndex:
                 f"{describe_bad_value(values[bad])}; the index was damaged after it was written: delete {self.path} "
                 "to rebuild it")
         return {words[i]: values[k] for k, i in enumerate(rows)}
-
-
