@@ -26,6 +26,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import zoo  # noqa: E402 (after the path set-up above)
+from zoo.data import LABELS  # noqa: E402
+from zoo.data.corpora import load_corpus  # noqa: E402
+from zoo.data.pipeline import encode_pairs  # noqa: E402
+
 # NLTK's English stop words (nltk_data corpora/stopwords/english).
 STOP_WORDS = frozenset("""
 i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself yourselves he him
@@ -39,22 +44,6 @@ doesn doesn't hadn hadn't hasn hasn't haven haven't isn isn't ma mightn mightn't
 needn't shan shan't shouldn shouldn't wasn wasn't weren weren't won won't wouldn wouldn't
 """.split())
 GATES = ("input_gate", "forget_gate", "output_gate")
-
-
-def read_jsonl(path):
-    """SNLI-format jsonl rows with a gold label: `[{"premise", "hypothesis", "label"}]`."""
-    from zoo.data import LABELS
-
-    examples = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            if row.get("gold_label") in LABELS:
-                examples.append({"premise": row["sentence1"], "hypothesis": row["sentence2"],
-                                 "label": LABELS.index(row["gold_label"])})
-    return examples
 
 
 def _mean_std(values):
@@ -78,9 +67,6 @@ def gate_statistics(model, vocab, tokenizer, examples, max_premise_length=None, 
         `{"input_gate": {"stop_words", "content_words", "not"}, "forget_gate": {label: ...},
         "pairs": N}`, each entry `{"mean", "std", "count"}`.
     """
-    from zoo.data import LABELS
-    from zoo.data.pipeline import encode_pairs
-
     stop, content, negation = [], [], []
     forget = {label: [] for label in LABELS}
     for start in range(0, len(examples), batch_size):
@@ -130,23 +116,20 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run-dir", required=True, help="a training run of an mlstm* model")
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--jsonl", help="SNLI-format jsonl file (e.g. snli_1.0_test.jsonl)")
+    source.add_argument("--jsonl", help="an NLI file in SNLI's fields (e.g. snli_1.0_test.jsonl; any file "
+                        "`zoo.data.corpora.load_corpus` reads)")
     source.add_argument("--dataset", default="snli_sample",
-                        help="a `zoo.data.snli.load_snli` source (default snli_sample)")
+                        help="a `zoo.data.corpora.load_corpus` source (default snli_sample)")
     parser.add_argument("--split", default="test", help="split of --dataset (default test)")
     parser.add_argument("--max-pairs", type=int, default=None)
     parser.add_argument("--json", help="also write the statistics to this JSON file")
     args = parser.parse_args(argv)
 
-    import zoo
-
     run = zoo.load(args.run_dir)
-    if args.jsonl:
-        examples = read_jsonl(args.jsonl)
+    if args.jsonl:  # one file is one split (a pair without gold label is skipped and counted)
+        examples = next(iter(load_corpus(args.jsonl)[0].values()))
     else:
-        from zoo.data.snli import load_snli
-
-        examples = load_snli(args.dataset)[0][args.split]
+        examples = load_corpus(args.dataset)[0][args.split]
     examples = examples[:args.max_pairs] if args.max_pairs else examples
     data = run.config["preset"]["data"]
     stats = gate_statistics(run.model, run.vocab, run.tokenizer, examples,

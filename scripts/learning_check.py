@@ -17,10 +17,13 @@ are the dev set that the schedule, early stopping and the best checkpoint watch,
         --epochs 3 [--hidden-size 64] [--holdout 1842] [--dev 800] [--batch-size 32] [--set KEY=VALUE ...]
 
 `--data` is a folder with `premise.txt`, `hypothesis.txt`, `label.txt` (one pair per line, tokens joined
-by spaces, label names), or an SNLI jsonl file.
+by spaces, label names), or an SNLI jsonl file (any single file `zoo.data.corpora.load_corpus` reads). Both
+are read through `zoo.data`: labels mapped and checked, pairs without gold label skipped and counted.
 """
 
 import argparse
+import contextlib
+import itertools
 import json
 import os
 import platform
@@ -31,35 +34,51 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import keras  # noqa: E402
 import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import zoo  # noqa: E402
+import zoo.training  # noqa: E402
+from zoo.data import LABELS  # noqa: E402
+from zoo.data.archives import DataFiles  # noqa: E402
+from zoo.data.corpora import load_corpus  # noqa: E402
+from zoo.data.errors import DataFormatError, DataUnavailableError  # noqa: E402
+from zoo.data.layout import Layout, read_examples  # noqa: E402
+
+
+TOKEN_FILES = ("premise.txt", "hypothesis.txt", "label.txt")
+TOKENS_LAYOUT = Layout({"premise": "premise", "hypothesis": "hypothesis", "label": "label"})
 
 
 def read_pairs(path):
-    """`[{"premise", "hypothesis", "label"}]` from a tokens folder or an SNLI jsonl file."""
-    from zoo.data import LABELS
-
-    if os.path.isdir(path):
-        files = [os.path.join(path, f"{name}.txt") for name in ("premise", "hypothesis", "label")]
-        with open(files[0], encoding="utf-8") as p, open(files[1], encoding="utf-8") as h, \
-                open(files[2], encoding="utf-8") as y:
-            rows = list(zip(p.read().splitlines(), h.read().splitlines(), y.read().splitlines()))
-        return [{"premise": a, "hypothesis": b, "label": LABELS.index(c.strip())}
-                for a, b, c in rows if c.strip() in LABELS]
-    examples = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line) if line.strip() else {}
-            if row.get("gold_label") in LABELS:
-                examples.append({"premise": row["sentence1"], "hypothesis": row["sentence2"],
-                                 "label": LABELS.index(row["gold_label"])})
-    return examples
+    """`(examples, skipped)`: the labelled pairs of a tokens folder (`premise.txt`, `hypothesis.txt`,
+    `label.txt`, one pair per line) or of one file `zoo.data.corpora.load_corpus` reads (an SNLI jsonl file),
+    and the number of pairs without gold label (skipped). Labels are mapped and checked by the library
+    (an unknown label is a `FILE:LINE` error)."""
+    if not (os.path.isdir(path) and all(os.path.isfile(os.path.join(path, n)) for n in TOKEN_FILES)):
+        splits, report = load_corpus(path)
+        if len(splits) != 1:
+            raise DataUnavailableError(f"--data {path}: expected one file or a tokens folder ({', '.join(TOKEN_FILES)}), "
+                                       f"got the splits {', '.join(splits)}")
+        split = next(iter(splits))
+        return splits[split], sum(report["skipped"][split].values())
+    with DataFiles(path) as files, contextlib.ExitStack() as stack:
+        columns = [stack.enter_context(files.lines(name)) for name in TOKEN_FILES]
+        records = []
+        for lineno, fields in enumerate(itertools.zip_longest(*columns), 1):
+            if None in fields:
+                short = TOKEN_FILES[fields.index(None)]
+                raise DataFormatError(f"{files.display(short)}:{lineno}: the file ends here, before the others "
+                                      "(one pair per line in each)")
+            records.append((lineno, dict(zip(("premise", "hypothesis", "label"),
+                                              (f.rstrip("\r\n") for f in fields)))))
+    examples, skipped = read_examples(records, TOKENS_LAYOUT, files.display("label.txt"))
+    return examples, sum(skipped.values())
 
 
 def machine():
     """One line describing where this ran."""
-    import keras
-    import tensorflow as tf
-
     gpus = [d.name for d in tf.config.list_physical_devices("GPU")]
     return (f"{platform.node()} {platform.machine()} {platform.processor() or ''} cpus={os.cpu_count()} "
             f"gpus={gpus or 'none'} python={platform.python_version()} tf={tf.__version__} "
@@ -68,8 +87,6 @@ def machine():
 
 def write_split_files(folder, splits):
     """Writes `train.jsonl`, `dev.jsonl`, `test.jsonl` in SNLI's fields (the trainer reads such a folder)."""
-    from zoo.data import LABELS
-
     os.makedirs(folder, exist_ok=True)
     for name, examples in splits.items():
         with open(os.path.join(folder, f"{name}.jsonl"), "w", encoding="utf-8") as f:
@@ -80,9 +97,6 @@ def write_split_files(folder, splits):
 
 def check_model(name, data_dir, work_dir, args):
     """Trains `name` with `zoo.training.train` and returns `{"model", "held_out_accuracy", ...}`."""
-    import zoo
-    import zoo.training
-
     preset = zoo.get_preset(name)
     overrides = [f"hidden_size={args.hidden_size}"] if args.hidden_size and "hidden_size" in preset["model"] else []
     overrides += args.overrides
@@ -118,13 +132,14 @@ def main(argv=None):
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
 
-    examples = read_pairs(args.data)
+    examples, skipped = read_pairs(args.data)
     order = np.random.default_rng(args.seed).permutation(len(examples))
     test = [examples[i] for i in order[:args.holdout]]
     rest = [examples[i] for i in order[args.holdout:]]
     train, dev = rest[:len(rest) - args.dev], rest[len(rest) - args.dev:]
     print(f"machine: {machine()}")
-    print(f"data: {len(train)} training pairs, {len(dev)} dev, {len(test)} held out (test); vectors "
+    print(f"data: {len(train)} training pairs, {len(dev)} dev, {len(test)} held out (test) ({skipped} without gold "
+          f"label skipped); vectors "
           f"{args.embeddings}; {args.epochs} epochs, batch {args.batch_size}, hidden size {args.hidden_size or 'preset'}",
           flush=True)
     results = []

@@ -11,32 +11,30 @@ disagreements.
 import argparse
 import difflib
 import glob
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from zoo.data.archives import DataFiles  # noqa: E402
+from zoo.data.records import file_records  # noqa: E402
+from zoo.data.snli import SAMPLE_DIR  # noqa: E402
 from zoo.data.tokenizer import Tokenizer  # noqa: E402
-
-
-def leaves(binary_parse):
-    """Returns the leaves of a binary parse ("( ( A man ) ... )")."""
-    return [t for t in binary_parse.split() if t not in ("(", ")")]
+from zoo.data.trees import leaves, parse_binary_parse  # noqa: E402
 
 
 def read_pairs(paths):
-    """Yields (sentence, leaves) for both sentences of every record with a binary parse."""
+    """Yields (sentence, leaves) for both sentences of every record with a binary parse (labelled or not),
+    read by the library's record parser (`FILE:LINE` errors) and tree parser."""
     for path in paths:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                record = json.loads(line)
-                for k in ("1", "2"):
+        folder, name = os.path.split(os.path.abspath(path))
+        with DataFiles(folder) as files, files.lines(name) as lines:
+            for lineno, record in file_records(lines, path):
+                for k, sentence in (("1", "premise"), ("2", "hypothesis")):
                     parse = record.get(f"sentence{k}_binary_parse")
                     if parse:
-                        yield record[f"sentence{k}"], leaves(parse)
+                        tree = parse_binary_parse(parse, pair_id=f"{path}:{lineno}", sentence=sentence)
+                        yield record[f"sentence{k}"], leaves(tree)
 
 
 def main(argv=None):
@@ -44,8 +42,7 @@ def main(argv=None):
     parser.add_argument("--jsonl", nargs="*", help="SNLI jsonl files (default: the shipped sample)")
     parser.add_argument("--show", type=int, default=10, help="disagreements to print")
     args = parser.parse_args(argv)
-    paths = args.jsonl or sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "zoo", "data",
-                                                        "sample", "*.jsonl")))
+    paths = args.jsonl or sorted(glob.glob(os.path.join(SAMPLE_DIR, "*.jsonl")))
     pairs = list(read_pairs(paths))
     predicted = Tokenizer(lowercase=False).tokenize_batch([s for s, _ in pairs])
     same_sentences = same_tokens = total_tokens = 0

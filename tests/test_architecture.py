@@ -81,8 +81,10 @@ def test_no_module_imports_a_higher_floor_or_a_neighbour(name):
             f"{name} (floor {floor}) imports {target} (floor {target_floor})"
 
 
-def test_no_import_circle_at_module_level():
-    graph = {name: {t for t in imports(path, top_level_only=True) if t in MODULES} for name, path in MODULES.items()}
+def import_circles(top_level_only):
+    """The import circles among the modules of `zoo` (each as `[a, b, ..., a]`)."""
+    graph = {name: {t for t in imports(path, top_level_only=top_level_only) if t in MODULES}
+             for name, path in MODULES.items()}
     cycles, state = [], {}
 
     def visit(node, stack):
@@ -97,10 +99,58 @@ def test_no_import_circle_at_module_level():
     for name in sorted(graph):
         if name not in state:
             visit(name, [name])
-    assert cycles == []
+    return cycles
+
+
+def test_no_import_circle_at_module_level():
+    assert import_circles(top_level_only=True) == []
+
+
+def test_no_import_circle_counting_imports_inside_functions():
+    # A module that imports another inside a function, while that one imports it back, is a circle too: it
+    # only works because of when the functions run.
+    assert import_circles(top_level_only=False) == []
+
+
+MAX_MODULE_LINES = 450
+
+
+def test_no_module_is_longer_than_450_lines():
+    long = {name: n for name, path in MODULES.items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}, f"modules over {MAX_MODULE_LINES} lines: split them along their ideas"
 
 
 def test_export_and_runs_do_not_import_training():
     for name, path in MODULES.items():
         if name.startswith(("zoo.export", "zoo.runs", "zoo.presets")):
             assert not {t for t in imports(path) if t.startswith("zoo.training")}, name
+
+
+def imports_tensorflow_at_module_level(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        if any(n == "tensorflow" or n.startswith("tensorflow.") for n in names):
+            return True
+    return False
+
+
+# The data floor's TensorFlow-free half (docs/architecture.md): a loader, the vocabulary, word vectors, the
+# tree layout and the length grid can be used, and tested, without TensorFlow's import.
+WITHOUT_TENSORFLOW = ("zoo.data.corpora", "zoo.data.snli", "zoo.data.readers", "zoo.data.vocab", "zoo.data.embeddings",
+                      "zoo.data.vectors", "zoo.data.trees", "zoo.data.batching")
+
+
+@pytest.mark.parametrize("name", WITHOUT_TENSORFLOW)
+def test_the_data_floor_loads_without_tensorflow(name):
+    seen, todo = set(), [name]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        assert not imports_tensorflow_at_module_level(MODULES[current]), f"{name} imports TensorFlow through {current}"
+        parents = [current.rsplit(".", k)[0] for k in range(1, current.count("."))]  # run first, by Python
+        todo += [t for t in imports(MODULES[current], top_level_only=True) if t in MODULES] + parents

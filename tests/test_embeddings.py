@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import zoo
-from zoo.data import vectors as vectors_module
+from zoo.data.vectors import download as vector_download
 from zoo.data.embeddings import STRATEGIES, build_embedding_matrix, load_vectors
 from zoo.data.snli import DataFormatError, DataUnavailableError
 from zoo.data.vectors import (CATALOG, ChecksumMismatchError, VectorIndex, VectorSource, fetch_vectors,
@@ -69,7 +69,7 @@ def forbid_network(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the URL was opened again")
     monkeypatch.setattr(urllib.request, "urlopen", refuse)
-    monkeypatch.setattr(vectors_module, "_host_reachable", refuse)
+    monkeypatch.setattr(vector_download, "_host_reachable", refuse)
 
 
 # ---------------------------------------------------------------- readers

@@ -19,7 +19,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,6 +34,7 @@ from zoo.data.snli import SAMPLE_DIR, load_snli
 from zoo.data.vectors import (CATALOG, MAX_ABS_VALUE, CacheCorruptError, ChecksumMismatchError, NonFiniteVectorError,
                               VectorIndex, VectorSource, fetch_vectors, read_vector_file)
 from zoo.data.vocab import Vocabulary
+from zoo.fileio import DirectoryLock
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FASTTEXT = CATALOG["fasttext-crawl-300d-2m"]
@@ -81,6 +84,11 @@ def test_cached_index_with_nan_rows_names_the_row_and_the_folder_to_delete(tmp_p
     matrix[3, 1] = np.nan  # "sleeps", damaged after the index was written
     matrix.flush()
     del matrix
+    # An index written before the cache kept checksums (else its SHA-256 check names the file first, tested
+    # below): its files are trusted as found once, and the rows read are still checked.
+    meta = json.loads((Path(index_dir) / "meta.json").read_text())
+    del meta["sha256"]
+    (Path(index_dir) / "meta.json").write_text(json.dumps(meta))
     forbid_network(monkeypatch)
     with pytest.raises(NonFiniteVectorError) as error:
         load_vectors(source, words=["sleeps"], cache_dir=cache)
@@ -249,6 +257,109 @@ def test_a_killed_conversion_leaves_a_folder_the_next_run_removes(tmp_path, caps
     assert list(vectors) == ["man"] and not leftover.exists() and live.exists()
     assert f"removed {leftover}, left by a conversion or write that was killed" in capsys.readouterr().err
     assert (cache / "downloads" / "fixture.zip").exists()  # the killed run's download, kept for the next
+
+
+def cached_index(tmp_path, monkeypatch):
+    """A converted fixture set in `tmp_path/cache`, offline from then on: `(source, index folder)`."""
+    source = fixture_source(tmp_path, "zip")
+    index_dir = fetch_vectors(source, cache_dir=tmp_path / "cache", progress=False)
+    forbid_network(monkeypatch)
+    return source, index_dir
+
+
+def test_cache_matrix_refilled_with_other_numbers_of_the_same_size_is_named(tmp_path, monkeypatch):
+    source, index_dir = cached_index(tmp_path, monkeypatch)
+    matrix = os.path.join(index_dir, "vectors.f32")
+    size = os.path.getsize(matrix)
+    with open(matrix, "r+b") as f:  # finite, plausible values: only the checksum can tell
+        f.write(np.random.default_rng(0).normal(0, 0.3, size // 4).astype("<f4").tobytes())
+    assert os.path.getsize(matrix) == size
+    with pytest.raises(CacheCorruptError) as error:
+        load_vectors(source, words=["man"], cache_dir=tmp_path / "cache")
+    message = one_line(error)
+    assert message.startswith(f"{matrix}: its SHA-256 is {hashlib.sha256(open(matrix, 'rb').read()).hexdigest()}, "
+                              "not the ")
+    assert message.endswith(f"recorded in meta.json when the index was written (the file changed since); delete "
+                            f"{index_dir} to rebuild it")
+    shutil.rmtree(index_dir)  # the remedy, as given (the download is gone: it is fetched again)
+    monkeypatch.undo()
+    vectors, _ = load_vectors(source, words=["man"], cache_dir=tmp_path / "cache", progress=False)
+    np.testing.assert_array_equal(vectors["man"], [1.0, 1.0, 1.0])
+
+
+def test_cache_word_list_with_two_words_swapped_is_named(tmp_path, monkeypatch):
+    source, index_dir = cached_index(tmp_path, monkeypatch)
+    words_path = os.path.join(index_dir, "words.txt")
+    words = open(words_path, encoding="utf-8").read().split("\n")
+    words[2], words[3] = words[3], words[2]  # "man" and "sleeps": same count, same bytes, other rows
+    with open(words_path, "w", encoding="utf-8") as f:
+        f.write("\n".join(words))
+    with pytest.raises(CacheCorruptError) as error:
+        load_vectors(source, words=["man"], cache_dir=tmp_path / "cache")
+    assert one_line(error).startswith(f"{words_path}: its SHA-256 is ")
+    assert f"delete {index_dir} to rebuild it" in one_line(error)
+
+
+def test_cache_digests_match_the_files_written(tmp_path, monkeypatch):
+    _, index_dir = cached_index(tmp_path, monkeypatch)
+    recorded = json.loads((Path(index_dir) / "meta.json").read_text())["sha256"]
+    assert recorded == {name: hashlib.sha256((Path(index_dir) / name).read_bytes()).hexdigest()
+                        for name in ("words.txt", "vectors.f32")}
+    assert VectorIndex(index_dir).select({"man"})["man"].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_second_conversion_waits_for_the_first_then_uses_its_index(tmp_path, capsys):
+    source = fixture_source(tmp_path, "zip")
+    cache = tmp_path / "cache"
+    holder = DirectoryLock(cache / "vectors" / f".{source.name}.lock", what="conversion").acquire()
+    timer = threading.Timer(1.0, holder.release)  # another converter, busy for a second
+    timer.start()
+    try:
+        index_dir = fetch_vectors(source, cache_dir=cache, progress=False)
+    finally:
+        timer.join()
+    assert "[vectors] waiting: the conversion " in capsys.readouterr().err and VectorIndex.is_complete(index_dir)
+
+
+@pytest.mark.parametrize("kind", ["text", "bin"])
+def test_a_header_promising_more_or_fewer_vectors_than_the_file_holds(tmp_path, kind):
+    if kind == "text":
+        path = tmp_path / "short.vec"
+        path.write_text("100 3\n" + "".join(f"w{i} 0.1 0.2 0.3\n" for i in range(16)), encoding="utf-8")
+        expected = "short.vec:1: the header promises 100 vectors of 3 values, the file holds 16"
+    else:
+        path = write_word2vec_bin(tmp_path / "long.bin", ROWS[:3], compress=False)
+        data = path.read_bytes().replace(b"3 3\n", b"2 3\n", 1)  # one record more than its header says
+        path.write_bytes(data)
+        expected = "long.bin:1: the header announces 2 vectors, but more records follow"
+    with pytest.raises(DataFormatError) as error:
+        read_vector_file(path)
+    assert one_line(error).startswith(expected)
+
+
+def test_a_download_whose_header_does_not_match_is_not_converted(tmp_path):
+    source = dataclasses.replace(fixture_source(tmp_path, "text", checksum=None, size=None))
+    served = tmp_path / "fixture.vec"
+    served.write_text(served.read_text(encoding="utf-8").replace("6 3\n", "100 3\n", 1), encoding="utf-8")
+    with pytest.raises(ChecksumMismatchError) as error:
+        load_vectors(source, cache_dir=tmp_path / "cache", progress=False)
+    assert "fixture.vec:1: the header promises 100 vectors of 3 values, the file holds 6" in one_line(error)
+    assert not VectorIndex.is_complete(tmp_path / "cache" / "vectors" / source.name)
+
+
+@pytest.mark.parametrize("kind", ["text", "bin"])
+def test_a_word_that_is_not_utf8_is_named(tmp_path, kind):
+    if kind == "text":
+        path = tmp_path / "latin1.txt"
+        path.write_bytes(GLOVE.encode("utf-8") + "na\xefve 1 2 3\n".encode("latin-1"))
+        expected = f"latin1.txt:{len(ROWS) + 1}: not UTF-8 text (invalid continuation byte at byte 2 of the line)"
+    else:
+        path = write_word2vec_bin(tmp_path / "latin1.bin", ROWS[:3], compress=False)
+        path.write_bytes(path.read_bytes().replace(b"man ", b"m\xe4n ", 1))
+        expected = "latin1.bin: record 3: the word is not UTF-8 text (invalid continuation byte at byte 1"
+    with pytest.raises(DataFormatError) as error:
+        read_vector_file(path)
+    assert one_line(error).startswith(expected)
 
 
 # ---------------------------------------------------------------- data files

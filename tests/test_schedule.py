@@ -107,7 +107,7 @@ def test_without_network_the_papers_vectors_stop_train_py_at_once(tmp_path, monk
     import time
 
     import train as train_script
-    from zoo.data import vectors
+    from zoo.data.vectors import download as vectors
 
     monkeypatch.setenv("NLI_ZOO_CACHE", str(tmp_path / "cache"))  # nothing cached
     monkeypatch.setattr(vectors, "_host_reachable", lambda *args, **kwargs: False)  # no network

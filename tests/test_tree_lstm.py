@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 
+from zoo.data import tree_graph as G
+from zoo.data import tree_pipeline as TP
 from zoo.data import trees as T
 
 
@@ -142,7 +144,7 @@ def test_example_trees_and_dataset():
     assert T.example_trees(bad, tokenizer, on_error="complete")[2]["fallback_complete"] == 1
 
     vocab = Vocabulary.build(tokenizer.tokenize_batch([e["premise"] for e in examples] + [e["hypothesis"] for e in examples]))
-    ds = T.make_tree_dataset(examples, vocab, tokenizer, batch_size=8, bucket=True)
+    ds = TP.make_tree_dataset(examples, vocab, tokenizer, batch_size=8, bucket=True)
     for features, labels, weights in ds:
         for key in ("premise", "hypothesis"):
             ids, tree = features[key].numpy(), features[f"{key}_tree"].numpy()
@@ -270,7 +272,7 @@ def _parse_in_graph(parses, token_lists, length, **kwargs):
     """`tf_parse_trees` traced (as in a SavedModel; eagerly, its per-row loops are slow)."""
     import tensorflow as tf
 
-    fn = tf.function(lambda p, t: T.tf_parse_trees(p, t, length, **kwargs))
+    fn = tf.function(lambda p, t: G.tf_parse_trees(p, t, length, **kwargs))
     trees, status = fn(tf.constant(parses), tf.ragged.constant(token_lists))
     return trees.numpy(), status.numpy()
 
@@ -295,7 +297,7 @@ def test_in_graph_parse_equals_python_on_every_shipped_sentence(max_length):
         length = max(min(len(t), max_length or 10 ** 6) for t in token_lists)
         trees, status = _parse_in_graph(parses, token_lists, length, lowercase=True, max_length=max_length,
                                         max_depth=48)
-        assert np.all(status == T.PARSE_OK)
+        assert np.all(status == G.PARSE_OK)
         np.testing.assert_array_equal(trees, _python_trees(parses, token_lists, length, max_length))
 
 
@@ -313,33 +315,33 @@ def test_in_graph_parse_of_random_trees_with_unary_and_wide_brackets():
         token_lists.append(words)
     length = max(len(t) + 2 for t in token_lists)   # extra padding slots stay padding
     trees, status = _parse_in_graph(parses, token_lists, length, lowercase=False)
-    assert np.all(status == T.PARSE_OK)
+    assert np.all(status == G.PARSE_OK)
     np.testing.assert_array_equal(trees, _python_trees(parses, token_lists, length))
 
 
 def test_in_graph_parse_reports_each_error_as_the_python_parser_does():
     import tensorflow as tf
 
-    cases = {"( ( a b ) c": T.PARSE_UNBALANCED, "( a b ) )": T.PARSE_UNBALANCED, "( ( ) a )": T.PARSE_EMPTY_BRACKETS,
-             "( a ) ( b )": T.PARSE_TEXT_AFTER_ROOT, "( ( a b ) d )": T.PARSE_MISMATCH, "": T.PARSE_BLANK,
-             "  ": T.PARSE_BLANK, "( a ( b c ) )": T.PARSE_TOO_DEEP, "( ( a b ) c )": T.PARSE_OK}
+    cases = {"( ( a b ) c": G.PARSE_UNBALANCED, "( a b ) )": G.PARSE_UNBALANCED, "( ( ) a )": G.PARSE_EMPTY_BRACKETS,
+             "( a ) ( b )": G.PARSE_TEXT_AFTER_ROOT, "( ( a b ) d )": G.PARSE_MISMATCH, "": G.PARSE_BLANK,
+             "  ": G.PARSE_BLANK, "( a ( b c ) )": G.PARSE_TOO_DEEP, "( ( a b ) c )": G.PARSE_OK}
     parses = list(cases)
     token_lists = [["a", "b", "c"]] * len(parses)
     trees, status = _parse_in_graph(parses, token_lists, 3, lowercase=False)
     _, deep_status = _parse_in_graph(parses, token_lists, 3, lowercase=False, max_depth=1)
     for parse, got, got_deep in zip(parses, status, deep_status):
         expected = cases[parse]
-        if expected == T.PARSE_TOO_DEEP:
-            assert got == T.PARSE_OK and got_deep == T.PARSE_TOO_DEEP, parse
-        elif expected == T.PARSE_OK:
-            assert got == T.PARSE_OK and got_deep == T.PARSE_TOO_DEEP, parse   # 2 levels > max_depth 1
+        if expected == G.PARSE_TOO_DEEP:
+            assert got == G.PARSE_OK and got_deep == G.PARSE_TOO_DEEP, parse
+        elif expected == G.PARSE_OK:
+            assert got == G.PARSE_OK and got_deep == G.PARSE_TOO_DEEP, parse   # 2 levels > max_depth 1
         else:
-            assert got == expected, (parse, T.PARSE_STATUS_MESSAGES[got])
-            if expected not in (T.PARSE_BLANK,):
+            assert got == expected, (parse, G.PARSE_STATUS_MESSAGES[got])
+            if expected not in (G.PARSE_BLANK,):
                 with pytest.raises(T.TreeFormatError):
                     T.sentence_tree(parse, ["a", "b", "c"])
-        if got != T.PARSE_OK:
+        if got != G.PARSE_OK:
             assert np.all(trees[parses.index(parse)] == T.PAD_NODE)
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"premise_binary_parse\[0\]: unbalanced brackets"):
-        T.tf_parse_error_check(tf.constant(status), "premise_binary_parse")
-    T.tf_parse_error_check(tf.constant([T.PARSE_OK, T.PARSE_BLANK]), "premise_binary_parse")  # no error
+        G.tf_parse_error_check(tf.constant(status), "premise_binary_parse")
+    G.tf_parse_error_check(tf.constant([G.PARSE_OK, G.PARSE_BLANK]), "premise_binary_parse")  # no error

@@ -44,16 +44,17 @@ malformed record (`FILE:` for a corrupt or truncated zip, or a zip member failin
 import os
 import zipfile
 
-from zoo.data import LABELS, snli
-from zoo.data.readers import (DATA_EXTENSIONS, NO_GOLD_LABEL, REQUIRED, SNLI_FIELDS, TARGETS, UNLABELED, DataFiles,
-                              DataFormatError, DataUnavailableError, Layout, check_fields, check_zip,
-                              delimited_records, file_records, label_id, label_key, read_examples, read_split_files,
-                              read_tfds)
+from zoo.data import snli
+from zoo.data.archives import DataFiles, check_zip
+from zoo.data.corpus_options import ROLES, parse_fields, parse_labels, parse_roles
+from zoo.data.errors import DataFormatError, DataUnavailableError
+from zoo.data.layout import NO_GOLD_LABEL, SNLI_FIELDS, Layout, check_fields, read_examples, read_split_files
+from zoo.data.records import DATA_EXTENSIONS, delimited_records, file_records
+from zoo.data.tfds_reader import read_tfds
 
 __all__ = ["load_corpus", "by_role", "describe", "parse_fields", "parse_labels", "parse_roles", "ROLES",
            "DEFAULT_ROLES", "DataFormatError", "DataUnavailableError"]
 
-ROLES = ("train", "validation", "test")
 NAMED_SOURCES = ("snli", "snli_sample", "multi_nli")
 MULTINLI_HOST = ("cims.nyu.edu", 443)  # tfds `multi_nli` downloads multinli_1.0.zip from there
 MULTINLI_SPLITS = ("train", "dev_matched", "dev_mismatched")  # multinli_1.0_{split}.jsonl
@@ -130,102 +131,6 @@ def load_corpus(source, *, fields=None, labels=None, roles=None, data_dir=None, 
         roles = parse_roles(roles)
     report["roles"] = _assign_roles(report["roles"], roles or {}, splits, report["source"])
     return splits, report
-
-
-# Command-line strings --------------------------------------------------------------------------------
-def _pairs(text, option):
-    """`"a=b,c=d"` -> {"a": "b", "c": "d"} (spaces around names ignored)."""
-    pairs = {}
-    for item in text.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        key, sep, value = item.partition("=")
-        key, value = key.strip(), value.strip()
-        if not sep or not key:
-            raise ValueError(f"{option}: expected NAME=VALUE items separated by commas, got {item!r}")
-        if key in pairs:
-            raise ValueError(f"{option}: {key!r} is given twice")
-        pairs[key] = value
-    if not pairs:
-        raise ValueError(f"{option}: empty; expected NAME=VALUE items separated by commas")
-    return pairs
-
-
-def parse_fields(text, option="--fields"):
-    """Parses a field mapping such as `"premise=sentence1,hypothesis=sentence2,label=gold_label"`.
-
-    Args:
-        text: comma-separated `TARGET=FIELD` items; targets: `premise`, `hypothesis`, `label`, `pair_id`,
-            `genre`, `premise_binary_parse`, `hypothesis_binary_parse`. An empty field (`genre=`) means: do
-            not read it (not allowed for `premise`, `hypothesis`, `label`).
-        option: the option's name in messages.
-
-    Returns:
-        {target: field name or None}.
-
-    Raises:
-        ValueError: a malformed item, an unknown or repeated target, or a required target without a field.
-    """
-    fields = {}
-    for target, column in _pairs(text, option).items():
-        if target not in TARGETS:
-            raise ValueError(f"{option}: unknown target {target!r}; targets: {', '.join(TARGETS)}")
-        if not column and target in REQUIRED:
-            raise ValueError(f"{option}: {target!r} needs a field name, e.g. {target}={SNLI_FIELDS[target]}")
-        fields[target] = column or None
-    return fields
-
-
-def parse_labels(text, option="--labels"):
-    """Parses a label mapping such as `"entails=entailment,contradicts=contradiction"` or `"0=entailment,..."`.
-
-    Args:
-        text: comma-separated `LABEL=NAME` items: a label as written in the data (text or number) and one of
-            `entailment`, `neutral`, `contradiction`, or their ids 0, 1, 2.
-        option: the option's name in messages.
-
-    Returns:
-        {label in the data: label name}.
-
-    Raises:
-        ValueError: a malformed or repeated item, or a target that is not a label name or id.
-    """
-    labels = {}
-    for name, target in _pairs(text, option).items():
-        target_id = label_id(target)
-        if target_id is None:
-            raise ValueError(f"{option}: {name!r} is mapped to {target!r}; map each label to entailment, neutral, "
-                             "contradiction or their ids 0, 1, 2")
-        if label_key(name) in UNLABELED:
-            raise ValueError(f"{option}: {name!r} means no gold label (such pairs are skipped and counted)")
-        labels[name] = LABELS[target_id]
-    return labels
-
-
-def parse_roles(text, option="--roles"):
-    """Parses a role assignment such as `"validation=dev_mismatched,test=dev_matched"`.
-
-    Args:
-        text: comma-separated `ROLE=SPLIT` items; roles `train`, `validation` (or `dev`), `test`; the split
-            `none` (or empty) leaves the role without a split.
-        option: the option's name in messages.
-
-    Returns:
-        {role: split name or None}.
-
-    Raises:
-        ValueError: a malformed item or an unknown or repeated role.
-    """
-    roles = {}
-    for role, split in _pairs(text, option).items():
-        role = "validation" if role == "dev" else role
-        if role not in ROLES:
-            raise ValueError(f"{option}: unknown role {role!r}; roles: {', '.join(ROLES)}")
-        if role in roles:
-            raise ValueError(f"{option}: {role!r} is given twice")
-        roles[role] = None if split.lower() in ("", "none") else split
-    return roles
 
 
 # Roles -------------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.data.batching import LengthGrid, count_batches
+from zoo.data.trees import pair_tree_inputs
 from zoo.data.vocab import PAD_ID
 
 _TOKENIZE_BATCH = 1024
@@ -314,8 +315,6 @@ def encode_model_inputs(pairs, vocab, tokenizer, max_premise_length=None, max_hy
     inputs = encode_pairs([pair[:2] for pair in pairs], vocab, tokenizer, max_premise_length=max_premise_length,
                           max_hypothesis_length=max_hypothesis_length)
     if parse_trees:
-        from zoo.data.trees import pair_tree_inputs
-
         inputs.update(pair_tree_inputs(pairs, tokenizer, {key: inputs[key].shape[1] for key in max_lengths},
                                        max_lengths, max_depth=max_depth, pair_ids=pair_ids))
     return inputs

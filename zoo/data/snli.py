@@ -10,9 +10,13 @@ splits["train"][0]["premise"], report["dropped_no_gold_label"]
 
 import os
 
-from zoo.data.readers import (NO_GOLD_LABEL, SNLI_FIELDS, DataFiles, DataFormatError,  # noqa: F401 (public here)
-                              DataUnavailableError, Layout, read_split_files, read_tfds)
-from zoo.data.readers import host_reachable as _host_reachable
+from zoo.data.archives import DataFiles
+from zoo.data.errors import DataFormatError, DataUnavailableError
+from zoo.data.layout import NO_GOLD_LABEL, SNLI_FIELDS, Layout, read_split_files
+from zoo.data.network import host_reachable as _host_reachable
+from zoo.data.tfds_reader import read_tfds
+
+__all__ = ["load_snli", "SAMPLE_DIR", "LAYOUT", "FILE_STEMS", "DataFormatError", "DataUnavailableError"]
 
 SAMPLE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sample")
 SPLIT_FILES = {"train": "train", "validation": "dev", "test": "test"}  # our split name -> file infix

@@ -9,7 +9,7 @@ Signatures (see docs/serving.md):
   `label` tf.string `[B]`, `label_id` int32 `[B]`. A model that reads parse trees
   (`syntactic_tree_lstm`, `him`) also takes `premise_binary_parse`, `hypothesis_binary_parse` tf.string
   `[B]` (SNLI's `sentence1_binary_parse` / `sentence2_binary_parse`), parsed in graph by
-  `zoo.data.trees.tf_parse_trees`; a blank parse gets the complete binary tree over the sentence's
+  `zoo.data.tree_graph.tf_parse_trees`; a blank parse gets the complete binary tree over the sentence's
   tokens, and a malformed one fails the request with `premise_binary_parse[ROW]: REASON`.
 - `explain`: the same inputs -> the outputs of `serving_default` plus `logits`, `attention` (and
   `attention_reverse` and other model-specific maps where the model has them, float32) and
@@ -152,12 +152,12 @@ def parse_tree_input(parses, ids, all_tokens, field, tokenizer, max_length, max_
     """The tree input of one side from its binary parses, in graph.
 
     Rows with a blank parse get the complete binary tree over their tokens; any other parse error fails
-    with `FIELD[ROW]: REASON` (`zoo.data.trees.tf_parse_error_check`).
+    with `FIELD[ROW]: REASON` (`zoo.data.tree_graph.tf_parse_error_check`).
 
     Returns:
         int32 `[B, 2L - 1, 3]` (L: the padded length of `ids`).
     """
-    from zoo.data.trees import PARSE_BLANK, tf_parse_error_check, tf_parse_trees
+    from zoo.data.tree_graph import PARSE_BLANK, tf_parse_error_check, tf_parse_trees
     from zoo.layers.tree_lstm import complete_tree
 
     parsed, status = tf_parse_trees(parses, all_tokens, tf.shape(ids)[1], lowercase=tokenizer.lowercase,

@@ -81,7 +81,7 @@ def make_dataset(examples, vocab, tokenizer, preset, batch_size=None, shuffle=Fa
             print(f"[data] encoded in {time.time() - started:.0f} s: {int(dataset.cardinality()):,} batches",
                   flush=True)
         return dataset
-    from zoo.data.trees import make_tree_dataset
+    from zoo.data.tree_pipeline import make_tree_dataset
 
     report = {}
     dataset = make_tree_dataset(examples, trees="syntactic", on_error="complete",
