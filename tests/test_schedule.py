@@ -7,7 +7,7 @@ import pytest
 
 import zoo
 from zoo.training import callbacks as cb
-from zoo.commands.train import build_parser
+from zoo.commands.train import build_parser, run_config
 from zoo.training.config import RunConfig
 from zoo.training.model import make_loss, make_optimizer
 from zoo.training.losses import NLILoss
@@ -82,7 +82,7 @@ def test_esim_family_presets_use_the_schedule_and_papers_epsilon():
 def test_l2_is_a_setting_of_rocktaschels_presets():
     for name in zoo.list_models("rocktaschel*"):
         args = build_parser().parse_args(["--model", name, "--set", "l2=3e-4"])
-        assert RunConfig.from_args(args).preset["train"]["l2"] == 3e-4
+        assert run_config(args).preset["train"]["l2"] == 3e-4
     model = zoo.create_model("rocktaschel_wbw", vocabulary_size=20, embedding_dim=4, hidden_size=4)
     loss = make_loss(model, 3e-4)
     penalized = {id(w) for w in loss.penalized}
@@ -100,7 +100,7 @@ def test_each_preset_names_its_papers_vectors():
     for name, vectors in expected.items():
         assert zoo.get_preset(name)["data"]["embeddings"] == vectors
     args = build_parser().parse_args(["--model", "esim", "--embeddings", "glove-6b-50d"])
-    assert RunConfig.from_args(args).preset["data"]["embeddings"] == "glove-6b-50d"
+    assert run_config(args).preset["data"]["embeddings"] == "glove-6b-50d"
 
 
 def test_without_network_the_papers_vectors_stop_train_py_at_once(tmp_path, monkeypatch, capsys):

@@ -22,7 +22,7 @@ from zoo.training import callbacks as cb
 from zoo import runs
 from zoo.commands import train as cli
 from zoo.runs import evaluation, layout
-from zoo.training.config import collect_overrides, parse_overrides
+from zoo.training.config import parse_overrides
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "rocktaschel_wbw"  # attends, so attention images are drawn
@@ -70,9 +70,9 @@ def test_set_values_are_json_literals_else_strings():
 
 
 def test_epochs_and_batch_size_are_train_shortcuts():
-    args = cli.build_parser().parse_args(["--model", "m", "--epochs", "3", "--batch-size", "8",
+    args = cli.build_parser().parse_args(["--model", MODEL, "--epochs", "3", "--batch-size", "8",
                                           "--set", "dropout=0.2"])
-    assert collect_overrides(args) == {"dropout": 0.2, "epochs": 3, "batch_size": 8}
+    assert cli.run_config(args).overrides == {"dropout": 0.2, "epochs": 3, "batch_size": 8}
 
 
 def test_learning_rate_schedule():
