@@ -23,16 +23,16 @@ class LossGrowthGuard(keras.callbacks.Callback):
 
     Args:
         history: the run's `EpochHistory` (its finished epochs, on resume).
-        growth: the factor that is flagged.
+        growth: the factor that is flagged (default `GROWTH`).
 
     Attributes:
         flagged: None, or `{"first_loss", "loss", "growth", "epoch", "step"}` of the first flagged value.
     """
 
-    def __init__(self, history, growth=GROWTH):
+    def __init__(self, history, growth=None):
         super().__init__()
         self.history = history
-        self.growth = float(growth)
+        self.growth = float(GROWTH if growth is None else growth)
         self.first = None
         self.flagged = None
         self.epoch = 0
