@@ -122,6 +122,30 @@ def test_without_network_the_papers_vectors_stop_train_py_at_once(tmp_path, monk
     assert not (tmp_path / "run").exists()  # stopped before the data and the run directory
 
 
+def test_offline_the_main_job_names_every_offline_option_in_one_message(tmp_path, monkeypatch, capsys):
+    import train as train_script
+    from zoo.data import readers, vectors
+
+    monkeypatch.setenv("NLI_ZOO_CACHE", str(tmp_path / "cache"))  # no vectors cached
+    monkeypatch.setenv("TFDS_DATA_DIR", str(tmp_path / "tfds"))  # SNLI never downloaded
+    monkeypatch.setattr(vectors, "_host_reachable", lambda *args, **kwargs: False)  # no network
+    monkeypatch.setattr(readers, "host_reachable", lambda *args, **kwargs: False)
+    with pytest.raises(SystemExit) as exit_:
+        train_script.main(["--model", "rocktaschel_wbw", "--run-dir", str(tmp_path / "run"), "--compile-cache",
+                           "none"])  # the main job: the paper's vectors, tensorflow-datasets SNLI
+    assert exit_.value.code == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 1 and "word2vec-google-news-300" in errors[0] and "'snli'" in errors[0], errors
+    assert "--embeddings glove-6b-50d" in errors[0] and "--dataset snli_sample" in errors[0]
+    assert "dataset_info.json" not in errors[0] and not (tmp_path / "run").exists()
+    # with vectors that need no download, the corpus alone is named, still before any warning
+    with pytest.raises(SystemExit):
+        train_script.main(["--model", "rocktaschel_wbw", "--embeddings", "none", "--run-dir", str(tmp_path / "run"),
+                           "--compile-cache", "none"])
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 1 and "--dataset snli_sample" in errors[0] and "--embeddings" not in errors[0], errors
+
+
 def test_wait_halves_only_after_that_many_epochs_without_improvement(tmp_path):
     model = tiny_model()
     callback = cb.HalveOnPlateau(History(), 0.4, str(tmp_path / "best.weights.h5"), max_halvings=1, wait=2)

@@ -8,8 +8,13 @@ import collections
 import os
 
 import numpy as np
+import tensorflow_datasets as tfds
+from absl import logging as absl_logging
 
-from zoo.data.corpora import by_role, describe, load_corpus
+from zoo.data import readers
+from zoo.data.corpora import MULTINLI_HOST, by_role, describe, load_corpus
+from zoo.data.snli import DOWNLOAD_HOST as SNLI_HOST
+from zoo.data.vectors import CATALOG, fetch_vectors
 from zoo.data.embeddings import build_embedding_matrix, find_vector, load_vectors
 from zoo.data.vocab import PAD_ID, Vocabulary
 from zoo.errors import TrainError
@@ -19,6 +24,50 @@ from zoo.runs.datasets import tokenize_sentences
 from zoo.runs.settings import data_settings_of
 
 SPLITS = ("train", "validation", "test")
+# The corpora tensorflow-datasets downloads: the host each download needs, and what to use offline instead.
+TFDS_CORPORA = {
+    "snli": (SNLI_HOST, "--dataset snli_sample (1,289 real SNLI rows shipped with the zoo) or --data-dir DIR "
+                        "(an snli_1.0 folder or snli_1.0.zip from https://nlp.stanford.edu/projects/snli/)"),
+    "multi_nli": (MULTINLI_HOST, "--data-dir DIR (a multinli_1.0 folder or multinli_1.0.zip)"),
+}
+
+
+# Availability ------------------------------------------------------------------------------------
+def check_available(embeddings, source):
+    """Stops at once, in one message, when the word vectors or the corpus must be downloaded and cannot be
+    (a machine without network): both are checked, so that the message names every offline option, before
+    any data is read or the run directory is written.
+
+    Named word vectors are fetched now (at once when cached). A tensorflow-datasets corpus (`snli`,
+    `multi_nli`) that is not prepared needs its host.
+
+    Raises:
+        TrainError: naming what cannot be had and the offline options of each.
+    """
+    problems = []
+    if embeddings in CATALOG:
+        try:
+            fetch_vectors(embeddings)
+        except (RuntimeError, OSError, ValueError) as error:
+            problems.append(str(error).rstrip("."))
+    if source in TFDS_CORPORA and not tfds_prepared(source):
+        host, options = TFDS_CORPORA[source]
+        if problems or not readers.host_reachable(host):  # looked up at call time: tests replace it
+            problems.append(f"the corpus {source!r} (tensorflow-datasets) is not downloaded and {host[0]} cannot "
+                            f"be reached. Offline options: {options}")
+    if problems:
+        raise TrainError("; and ".join(problems))
+
+
+def tfds_prepared(name):
+    """Whether tensorflow-datasets has `name` prepared in its data directory (`$TFDS_DATA_DIR`), asked
+    without absl's warning about the missing `dataset_info.json` of a corpus never downloaded."""
+    verbosity = absl_logging.get_verbosity()
+    absl_logging.set_verbosity(absl_logging.ERROR)
+    try:
+        return tfds.builder(name).is_prepared()
+    finally:
+        absl_logging.set_verbosity(verbosity)
 
 
 # Corpus ------------------------------------------------------------------------------------------

@@ -24,7 +24,6 @@ import tensorflow as tf
 from zoo.data import LABELS
 from zoo.data.pipeline import ShapeLog, encode_pairs
 from zoo.data.tokenizer import Tokenizer
-from zoo.data.vectors import CATALOG, fetch_vectors
 from zoo.errors import TrainError
 from zoo.fileio import CorruptFileError, LockedError
 from zoo.runs import layout, load_run
@@ -44,20 +43,6 @@ __all__ = ["TrainError", "train"]
 
 
 # Settings ----------------------------------------------------------------------------------------
-def check_vectors_available(embeddings):
-    """Fetches named word vectors now (at once when cached), so that a machine without network stops
-    before any data is read, with the offline options in the message.
-
-    Raises:
-        TrainError: when they can be neither found in the cache nor downloaded.
-    """
-    if embeddings in CATALOG:
-        try:
-            fetch_vectors(embeddings)
-        except (RuntimeError, OSError, ValueError) as error:
-            raise TrainError(str(error)) from None
-
-
 def load_init_run(config, tokenizer):
     """The run `--init-from` names, checked to fit the new run (same model, sizes and tokenizer), or None.
 
@@ -194,7 +179,7 @@ def train(config):
     if config.members:
         with run_directory(config.run_dir):
             return combine_members(config)
-    check_vectors_available(config.embeddings)
+    inputs.check_available(config.embeddings, config.source)  # offline: one message, every offline option
     run_dir = worker_run_dir(config.run_dir)
     with run_directory(run_dir):
         return train_in(run_dir, config, strategy, started)
