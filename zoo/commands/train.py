@@ -10,6 +10,7 @@ import warnings
 from zoo.commands.options import add_corpus_options
 from zoo.commands.startup import import_tensorflow
 from zoo.errors import TrainError
+from zoo.training import compile_cache
 from zoo.training.config import MIXED_PRECISION, STRATEGIES, RunConfig
 
 
@@ -119,8 +120,8 @@ def main(argv=None, prog="train.py"):
     args = build_parser(prog).parse_args(argv)
     # Before anything imports Keras (the registry's models do): its informational start-up lines filtered.
     import_tensorflow()
-    # The training library imports TensorFlow and Keras: imported once they can start quietly.
-    from zoo.training import compile_cache
+    # Deferred: the training loop imports TensorFlow and Keras, imported here once they can start quietly
+    # (and `train.py --help` answers without them).
     from zoo.training.trainer import TrainInterrupted, train
 
     try:

@@ -10,6 +10,7 @@ A finished run is read back by `zoo.runs` (`zoo.load`), which does not import th
 """
 
 from zoo.errors import TrainError
+from zoo.training.config import RunConfig
 
 
 def train(**options):
@@ -27,7 +28,8 @@ def train(**options):
     Raises:
         TrainError: a user error (an unknown option or setting is a `zoo.errors.ConfigError`).
     """
-    from zoo.training.config import RunConfig
+    # Deferred: the training loop imports TensorFlow and Keras (seconds), which `import zoo.training` (the
+    # settings, `zoo.training.config`) does not need.
     from zoo.training.trainer import train as run_training
 
     return run_training(RunConfig.create(**options))
