@@ -1,10 +1,11 @@
 """Training: the library behind `train.py`.
 
-- `config`: `RunConfig`, the run's one typed configuration (from the command line or keyword arguments).
+- `config`: `RunConfig`, the run's one typed configuration (from the command line or keyword arguments), with
+  the preset typed: `config.train` (`TrainSettings`), `config.data` (`DataSettings`), `config.model_settings`.
 - `trainer`: `train(config)`, the orchestration of a whole run.
 - `inputs`: corpus by role, vocabulary with pretrained words, word vectors.
 - `model`: the model built from the preset, its optimizer and loss; `ensemble`: HIM from two runs.
-- `callbacks`, `losses`, `strategy`, `kernels`, `compile_cache`, `cli`: the pieces of the training loop.
+- `callbacks`, `losses`, `strategy`, `kernels`, `compile_cache`: the pieces of the training loop.
 
 A finished run is read back by `zoo.runs` (`zoo.load`), which does not import this package.
 """
