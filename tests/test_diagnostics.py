@@ -19,7 +19,8 @@ from zoo.diagnostics import SETS, format_report, run_suite
 from zoo.diagnostics import artifacts, readers, report as reporting, sets as diagnostic_sets
 from zoo.diagnostics.behaviour import TESTS, generate, run_behaviour
 from zoo.diagnostics.behaviour.templates import typo
-from zoo.diagnostics.cli import add_diagnostics_options, run_from_args
+from zoo.commands.options import add_diagnostics_options, diagnostics_request
+from zoo.diagnostics.request import run_diagnostics
 from zoo.diagnostics.scoring import collapse
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "diagnostics"
@@ -424,16 +425,16 @@ def test_command_line_options_and_run_from_args(tmp_path):
     parser.add_argument("--dataset")
     add_diagnostics_options(parser)
     args = parser.parse_args([])
-    assert run_from_args(args, constant("neutral"), None, None, None) is None
+    assert run_diagnostics(diagnostics_request(args), constant("neutral"), None, None, None) is None
     args = parser.parse_args(["--hans", str(HANS)])
     with pytest.raises(ValueError, match="--hans needs --suite diagnostics"):
-        run_from_args(args, constant("neutral"), None, None, None)
+        run_diagnostics(diagnostics_request(args), constant("neutral"), None, None, None)
     with pytest.raises(SystemExit):
         parser.parse_args(["--suite", "everything"])
     args = parser.parse_args(["--suite", "diagnostics", "--breaking-nli", str(BREAKING), "--hans", str(HANS),
                               "--stress-tests", str(FIXTURES), "--anli", str(ANLI / "R1" / "test.jsonl"),
                               "--no-behaviour", "--data-dir", str(NLI_FILES)])
-    report = run_from_args(args, constant("entailment"), str(tmp_path), None, 0.61)
+    report = run_diagnostics(diagnostics_request(args), constant("entailment"), str(tmp_path), None, 0.61)
     assert list(report["sets"]) == ["breaking_nli", "hans", "stress_tests", "anli", "artifacts"]
     assert report["skipped"] == ["snli_hard", "behaviour"]
     assert list(report["sets"]["anli"]["rounds"]) == ["R1"]
@@ -443,7 +444,7 @@ def test_command_line_options_and_run_from_args(tmp_path):
     assert (tmp_path / "diagnostics.json").exists()
     args = parser.parse_args(["--suite", "diagnostics", "--hypothesis-only", str(tmp_path / "nowhere")])
     with pytest.raises(ValueError, match="--hypothesis-only"):
-        run_from_args(args, constant("neutral"), None, None, None)
+        run_diagnostics(diagnostics_request(args), constant("neutral"), None, None, None)
 
 
 # Real models ----------------------------------------------------------------------------------------------

@@ -147,3 +147,37 @@ def test_diagnostics_suite_from_evaluate(run, capsys):
     with pytest.raises(SystemExit) as exit_:
         evaluate_script.main(["--run-dir", str(run), "--dataset", "snli_sample", "--hans", "x.txt"])
     assert exit_.value.code == 2 and "--hans needs --suite diagnostics" in capsys.readouterr().err
+
+
+def test_cut_and_empty_sentences_are_counted_in_the_report(run, tmp_path, capsys):
+    limit = json.loads((run / "config.json").read_text())["preset"]["data"]["max_premise_length"]
+    data = tmp_path / "edge.jsonl"
+    rows = [("A dog runs in the park .", "", "neutral"), (" ".join(["word"] * (limit + 5)), "A text.", "neutral"),
+            ("A man sleeps.", "A person rests.", "entailment")]
+    data.write_text("".join(json.dumps({"sentence1": p, "sentence2": h, "gold_label": g}) + "\n" for p, h, g in rows))
+    report = evaluate_script.main(["--run-dir", str(run), "--data-dir", str(data), "--quiet",
+                                   "--output", str(tmp_path / "report.json")])
+    (split, notes), = report["inputs"].items()
+    assert notes["pairs"] == 3 and notes["premises_cut"] == 1 and notes["empty_hypotheses"] == 1
+    assert notes["hypotheses_cut"] == 0 and notes["empty_premises"] == 0
+    assert json.loads((tmp_path / "report.json").read_text())["inputs"][split] == notes
+    assert f"of 3 pairs, 1 premise(s) cut to their first {limit} tokens" in capsys.readouterr().out
+
+
+def test_diagnostics_options_are_checked_before_scoring(run, tmp_path, capsys):
+    import shutil
+
+    other = tmp_path / "other"
+    shutil.copytree(run, other)  # a bowman_lstm run, not the hypothesis-only model
+    (other / "results.json").write_text("{")  # and a damaged results.json
+    breaking = str(FIXTURES / "breaking_nli" / "dataset.jsonl")
+    for argv, expected in (
+            (["--run-dir", str(run), "--suite", "diagnostics", "--hans", str(tmp_path)], f"--hans {tmp_path}: a folder"),
+            (["--run-dir", str(run), "--dataset", "snli_sample", "--suite", "diagnostics", "--hypothesis-only",
+              str(other)], "is a 'bowman_lstm' run"),
+            (["--run-dir", str(other), "--suite", "diagnostics", "--no-behaviour", "--breaking-nli", breaking],
+             "results.json: not valid JSON")):
+        with pytest.raises(SystemExit) as exit_:
+            evaluate_script.main([*argv, "--quiet"])
+        errors = capsys.readouterr().err.strip().splitlines()
+        assert exit_.value.code == 2 and len(errors) == 1 and expected in errors[0], errors

@@ -169,3 +169,32 @@ def test_num_threads_goes_with_tflite(setup, capsys):
     with pytest.raises(SystemExit) as stop:
         predict.main(["--saved-model", setup["saved_model"], "--premise", "A.", "--hypothesis", "B.", "--num-threads", "2"])
     assert stop.value.code == 2 and "--num-threads goes with --tflite" in capsys.readouterr().err
+
+
+def test_text_that_is_not_utf8_is_named_by_line_or_option(setup, tmp_path, capsys):
+    from zoo.commands import predict as predict_command
+
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(json.dumps({"premise": "A dog.", "hypothesis": "An animal."}).encode() + b"\n\n"
+                     + '{"premise": "Un caf\u00e9.", "hypothesis": "A drink."}\n'.encode("latin-1"))
+    for argv, expected in ((["--input", str(path)], f"predict.py: error: {path}:3: not UTF-8 text"),
+                           (["--premise", "A caf\udce9.", "--hypothesis", "A drink."],
+                            "predict.py: error: --premise is not UTF-8 text")):
+        with pytest.raises(SystemExit) as exit_:
+            predict_command.main(["--run-dir", str(setup["run_dir"]), *argv])
+        errors = capsys.readouterr().err.strip().splitlines()
+        assert exit_.value.code == 2 and len(errors) == 1 and errors[0].startswith(expected), errors
+
+
+def test_cut_and_empty_sentences_are_counted(setup, tmp_path, capsys):
+    from zoo.commands import predict as predict_command
+
+    limit = json.loads((Path(setup["run_dir"]) / "config.json").read_text())["preset"]["data"]["max_premise_length"]
+    path = tmp_path / "edge.jsonl"
+    path.write_text("".join(json.dumps({"premise": p, "hypothesis": h}) + "\n" for p, h in (
+        (" ".join(["a"] * (limit + 1)), "A text."), ("A dog.", ""), ("A man.", "A person."))))
+    predictions = predict_command.main(["--run-dir", str(setup["run_dir"]), "--input", str(path), "--output",
+                                        str(tmp_path / "out.jsonl")])
+    assert len(predictions) == 3 and len((tmp_path / "out.jsonl").read_text().splitlines()) == 3
+    err = capsys.readouterr().err
+    assert f"[predict] of 3 pairs, 1 premise(s) cut to their first {limit} tokens, 1 empty hypothesis(s)" in err

@@ -7,7 +7,7 @@ import pytest
 
 import zoo
 from zoo.training import callbacks as cb
-from zoo.commands.train import build_parser
+from zoo.commands.train import build_parser, run_config
 from zoo.training.config import RunConfig
 from zoo.training.model import make_loss, make_optimizer
 from zoo.training.losses import NLILoss
@@ -82,7 +82,7 @@ def test_esim_family_presets_use_the_schedule_and_papers_epsilon():
 def test_l2_is_a_setting_of_rocktaschels_presets():
     for name in zoo.list_models("rocktaschel*"):
         args = build_parser().parse_args(["--model", name, "--set", "l2=3e-4"])
-        assert RunConfig.from_args(args).preset["train"]["l2"] == 3e-4
+        assert run_config(args).preset["train"]["l2"] == 3e-4
     model = zoo.create_model("rocktaschel_wbw", vocabulary_size=20, embedding_dim=4, hidden_size=4)
     loss = make_loss(model, 3e-4)
     penalized = {id(w) for w in loss.penalized}
@@ -100,7 +100,7 @@ def test_each_preset_names_its_papers_vectors():
     for name, vectors in expected.items():
         assert zoo.get_preset(name)["data"]["embeddings"] == vectors
     args = build_parser().parse_args(["--model", "esim", "--embeddings", "glove-6b-50d"])
-    assert RunConfig.from_args(args).preset["data"]["embeddings"] == "glove-6b-50d"
+    assert run_config(args).preset["data"]["embeddings"] == "glove-6b-50d"
 
 
 def test_without_network_the_papers_vectors_stop_train_py_at_once(tmp_path, monkeypatch, capsys):
@@ -120,6 +120,30 @@ def test_without_network_the_papers_vectors_stop_train_py_at_once(tmp_path, monk
     assert len(errors) == 1 and "word2vec-google-news-300" in errors[0]
     assert "--embeddings glove-6b-50d" in errors[0] and "--embeddings PATH" in errors[0]
     assert not (tmp_path / "run").exists()  # stopped before the data and the run directory
+
+
+def test_offline_the_main_job_names_every_offline_option_in_one_message(tmp_path, monkeypatch, capsys):
+    import train as train_script
+    from zoo.data import readers, vectors
+
+    monkeypatch.setenv("NLI_ZOO_CACHE", str(tmp_path / "cache"))  # no vectors cached
+    monkeypatch.setenv("TFDS_DATA_DIR", str(tmp_path / "tfds"))  # SNLI never downloaded
+    monkeypatch.setattr(vectors, "_host_reachable", lambda *args, **kwargs: False)  # no network
+    monkeypatch.setattr(readers, "host_reachable", lambda *args, **kwargs: False)
+    with pytest.raises(SystemExit) as exit_:
+        train_script.main(["--model", "rocktaschel_wbw", "--run-dir", str(tmp_path / "run"), "--compile-cache",
+                           "none"])  # the main job: the paper's vectors, tensorflow-datasets SNLI
+    assert exit_.value.code == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 1 and "word2vec-google-news-300" in errors[0] and "'snli'" in errors[0], errors
+    assert "--embeddings glove-6b-50d" in errors[0] and "--dataset snli_sample" in errors[0]
+    assert "dataset_info.json" not in errors[0] and not (tmp_path / "run").exists()
+    # with vectors that need no download, the corpus alone is named, still before any warning
+    with pytest.raises(SystemExit):
+        train_script.main(["--model", "rocktaschel_wbw", "--embeddings", "none", "--run-dir", str(tmp_path / "run"),
+                           "--compile-cache", "none"])
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 1 and "--dataset snli_sample" in errors[0] and "--embeddings" not in errors[0], errors
 
 
 def test_wait_halves_only_after_that_many_epochs_without_improvement(tmp_path):

@@ -22,7 +22,7 @@ from zoo.training import callbacks as cb
 from zoo import runs
 from zoo.commands import train as cli
 from zoo.runs import evaluation, layout
-from zoo.training.config import collect_overrides, parse_overrides
+from zoo.training.config import parse_overrides
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "rocktaschel_wbw"  # attends, so attention images are drawn
@@ -70,9 +70,9 @@ def test_set_values_are_json_literals_else_strings():
 
 
 def test_epochs_and_batch_size_are_train_shortcuts():
-    args = cli.build_parser().parse_args(["--model", "m", "--epochs", "3", "--batch-size", "8",
+    args = cli.build_parser().parse_args(["--model", MODEL, "--epochs", "3", "--batch-size", "8",
                                           "--set", "dropout=0.2"])
-    assert collect_overrides(args) == {"dropout": 0.2, "epochs": 3, "batch_size": 8}
+    assert cli.run_config(args).overrides == {"dropout": 0.2, "epochs": 3, "batch_size": 8}
 
 
 def test_learning_rate_schedule():
@@ -258,6 +258,84 @@ def test_unknown_setting_lists_known_keys(tmp_path, capsys):
         train_script.main(tiny_args(tmp_path / "r", "--set", "hiden_size=3"))
     err = capsys.readouterr().err
     assert "unknown setting 'hiden_size'" in err and "hidden_size" in err and "learning_rate" in err
+
+
+@pytest.mark.parametrize("extra, named", [
+    (["--set", 'lr_decay={"type": "nope"}'], "lr_decay type"),
+    (["--set", 'lr_decay={"type": "exponential", "rate": 0.5, "every": 2}'], "'every'"),
+    (["--seed", "-1"], "--seed"),
+    (["--set", "optimizer=nosuch"], "optimizer"),
+    (["--set", "lowercase=maybe"], "lowercase"),
+])
+def test_setting_errors_are_one_line_before_the_run_directory(tmp_path, capsys, extra, named):
+    run_dir = tmp_path / "run"
+    with pytest.raises(SystemExit) as exit_info:
+        train_script.main(tiny_args(run_dir, *extra))
+    assert exit_info.value.code == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 1 and errors[0].startswith("train.py: error:") and named in errors[0], errors
+    assert not run_dir.exists()  # nothing written: the corrected command starts a new run
+
+
+def test_the_corrected_command_trains_and_a_growing_loss_is_flagged(tmp_path, capsys, monkeypatch):
+    from zoo.training.callbacks import loss_guard
+
+    run_dir = tmp_path / "run"
+    with pytest.raises(SystemExit):
+        train_script.main(tiny_args(run_dir, "--set", "optimizer=nosuch"))
+    assert not (run_dir / "config.json").exists()
+    # Any growth over the first step's loss is flagged here (the real factor is a thousand): the warning
+    # line is printed once and results.json keeps it.
+    monkeypatch.setattr(loss_guard, "GROWTH", 0.5)
+    results = train_script.main(tiny_args(run_dir, "--epochs", "1", "--attention-examples", "0", "--set",
+                                          "learning_rate=1e3", *ONE_SHAPE))["results"]
+    out = capsys.readouterr().out
+    assert out.count("[train] warning: the training loss grew") == 1
+    growth = json.loads((run_dir / "results.json").read_text())["loss_growth"]
+    assert growth == results["loss_growth"] and growth["loss"] > 0.5 * growth["first_loss"] > 0
+    # the pairs cut to the maximum lengths are counted per split, printed and kept
+    inputs = results["inputs"]
+    assert inputs["train"]["pairs"] == 64 and inputs["train"]["premises_cut"] > 0
+    assert inputs["train"]["max_premise_length"] == 14 and inputs["test"]["empty_hypotheses"] == 0
+    assert f"[data] train: of 64 pairs, {inputs['train']['premises_cut']} premise(s) cut" in out
+
+
+def test_loss_guard_takes_the_first_loss_and_flags_once():
+    from zoo.training.callbacks.loss_guard import LossGrowthGuard
+
+    class History:
+        epochs = []
+
+    guard = LossGrowthGuard(History())
+    guard.on_train_begin()
+    for step, loss in enumerate([1.1, 50.0, 1200.0, 5e7, float("nan")]):
+        guard.on_train_batch_end(step, {"loss": loss})
+    assert guard.report() == {"first_loss": 1.1, "loss": 1200.0, "growth": pytest.approx(1200 / 1.1),
+                              "epoch": 1, "step": 3}
+    History.epochs = [{"epoch": 1, "loss": 2.0}]  # resumed: the first epoch's loss is the reference
+    resumed = LossGrowthGuard(History())
+    resumed.on_train_begin()
+    resumed.on_train_batch_end(0, {"loss": 1500.0})
+    assert resumed.report() is None
+    resumed.on_train_batch_end(1, {"loss": 2500.0})
+    assert resumed.report()["first_loss"] == 2.0
+
+
+def test_a_damaged_results_json_is_one_line_in_train_and_init_from(trained, tmp_path, capsys):
+    import shutil
+
+    run_dir = tmp_path / "copy"
+    shutil.copytree(trained["run_dir"], run_dir)
+    (run_dir / "results.json").write_text('{"test_accuracy": 0.5,')
+    decay = json.dumps({"type": "exponential", "rate": 0.5, "every_epochs": 1})
+    for args in (tiny_args(run_dir, "--epochs", "2", "--log-every", "3", "--set", f"lr_decay={decay}"),
+                 tiny_args(tmp_path / "tuned", "--init-from", str(run_dir), "--epochs", "1")):
+        with pytest.raises(SystemExit) as exit_info:
+            train_script.main(args)
+        assert exit_info.value.code == 2
+        errors = capsys.readouterr().err.strip().splitlines()
+        assert len(errors) == 1 and "results.json: not valid JSON" in errors[0], errors
+    assert not (tmp_path / "tuned" / "config.json").exists()
 
 
 def test_data_errors_are_one_line(tmp_path):

@@ -14,9 +14,8 @@ from tests.test_train import ONE_SHAPE, TINY
 from zoo.data.snli import load_snli
 from zoo.data.tokenizer import Tokenizer
 from zoo.data.vocab import Vocabulary
-from zoo.commands.train import build_parser
+from zoo.commands.train import build_parser, run_config
 from zoo.runs import datasets as inputs
-from zoo.training.config import RunConfig
 
 
 def tiny(model, run_dir, *extra):
@@ -33,12 +32,12 @@ def members(tmp_path_factory):
 
 def test_syntactic_models_get_the_parse_trees(capsys):
     args = build_parser().parse_args(["--model", "syntactic_tree_lstm"])
-    preset = RunConfig.from_args(args).preset
+    preset = run_config(args).preset
     splits, _ = load_snli("snli_sample")
     test = splits["test"][:40]
     tokenizer = Tokenizer(lowercase=preset["data"]["lowercase"])
     vocab = Vocabulary.build(inputs.tokenize_sentences(tokenizer, splits["train"][:40]))
-    features, labels, weights = next(iter(inputs.make_dataset(test, vocab, tokenizer, preset, report_trees="test")))
+    features, labels, weights = next(iter(inputs.make_model_batches(test, vocab, tokenizer, preset, report_trees="test")))
     for key in ("premise", "hypothesis"):
         ids, tree = features[key].numpy(), features[f"{key}_tree"].numpy()
         assert tree.shape == (ids.shape[0], 2 * ids.shape[1] - 1, 3)

@@ -9,6 +9,8 @@ top-level scripts `train.py`, `evaluate.py`, `predict.py` and `export.py` of a c
 import importlib
 import sys
 
+from zoo.commands.startup import quiet_environment
+
 COMMANDS = {
     "train": "train a model with its paper preset (rerun to resume)",
     "evaluate": "score a run, a preset, a SavedModel or a TFLite model on any labelled NLI data",
@@ -37,8 +39,6 @@ def main(argv=None):
     if argv[0] not in COMMANDS:
         print(f"nli-zoo: error: unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)}", file=sys.stderr)
         raise SystemExit(2)
-    from zoo.commands.startup import quiet_environment
-
     quiet_environment()  # TF_CPP_MIN_LOG_LEVEL (zoo.commands.startup)
     module = importlib.import_module(f"zoo.commands.{argv[0]}")
     module.main(argv[1:], prog=f"nli-zoo {argv[0]}")

@@ -14,18 +14,78 @@ genres) and writes them as JSON to RUN/evaluations/NAME.json (or `--output`). Th
 """
 
 import argparse
+import dataclasses
 import os
 import re
 import sys
 import time
+import warnings
+from typing import Optional
 
+from zoo.commands.options import add_corpus_options, add_diagnostics_options, diagnostics_request
+from zoo.commands.startup import import_tensorflow
+from zoo.data.corpora import ROLES, describe, load_corpus
+from zoo.data.readers import DataFormatError, DataUnavailableError
+from zoo.diagnostics.request import DiagnosticsRequest, run_diagnostics
 from zoo.errors import UserError as EvaluateError
+from zoo.fileio import CorruptFileError, LockedError, write_json
+from zoo.runs import layout
+from zoo.runs.evaluation import evaluate_examples, evaluate_saved_model, format_scores
+from zoo.runs.settings import RunSettings
+
+
+@dataclasses.dataclass(frozen=True)
+class EvaluateRequest:
+    """What `evaluate.py` is asked to do (`request_from_args` builds it from the command line).
+
+    Attributes:
+        run_dir, saved_model, tflite, preset: the model (exactly one).
+        dataset, data_dir: the data (`data_dir`, a path, wins); split: a role, a corpus split or `"all"`.
+        fields, labels: how to read an NLI file.
+        max_examples: score only the first N pairs of each split.
+        batch_size: pairs per batch (None: the run's, or 256).
+        output: the report's path (None: beside the model).
+        quiet: no progress output.
+        diagnostics: the `DiagnosticsRequest` run beside the scores.
+    """
+
+    run_dir: Optional[str] = None
+    saved_model: Optional[str] = None
+    tflite: Optional[str] = None
+    preset: Optional[str] = None
+    dataset: Optional[str] = None
+    data_dir: Optional[str] = None
+    split: str = "test"
+    fields: Optional[str] = None
+    labels: Optional[str] = None
+    max_examples: Optional[int] = None
+    batch_size: Optional[int] = None
+    output: Optional[str] = None
+    quiet: bool = False
+    diagnostics: DiagnosticsRequest = DiagnosticsRequest()
+
+    @property
+    def source(self):
+        """The data to score: `data_dir`, else `dataset` (None: none, only the diagnostics)."""
+        return self.data_dir or self.dataset
+
+    @property
+    def model_path(self):
+        """The SavedModel, TFLite or preset path (None for a run)."""
+        return self.saved_model or self.tflite or self.preset
+
+
+def request_from_args(args):
+    """The `EvaluateRequest` of the parsed command line."""
+    return EvaluateRequest(run_dir=args.run_dir, saved_model=args.saved_model, tflite=args.tflite,
+                           preset=args.preset, dataset=args.dataset, data_dir=args.data_dir, split=args.split,
+                           fields=args.fields, labels=args.labels, max_examples=args.max_examples,
+                           batch_size=args.batch_size, output=args.output, quiet=args.quiet,
+                           diagnostics=diagnostics_request(args))
 
 
 def build_parser(prog="evaluate.py"):
     """The `evaluate.py` argument parser."""
-    from zoo.commands.options import add_corpus_options
-
     parser = argparse.ArgumentParser(prog=prog, description="Score a trained run or a SavedModel on "
                                      "labelled NLI pairs: accuracy, per-class accuracy, confusion matrix, genres.")
     model = parser.add_mutually_exclusive_group(required=True)
@@ -50,123 +110,130 @@ def build_parser(prog="evaluate.py"):
                              "the SavedModel)")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress output (default: a progress bar on a terminal, one line otherwise)")
-    from zoo.diagnostics.cli import add_diagnostics_options
-
     add_diagnostics_options(parser)
     return parser
 
 
 def main(argv=None, prog="evaluate.py"):
     """Runs `evaluate.py` with `argv`; returns the written report (a dict). User errors exit with status 2."""
-    import warnings
-
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    args = build_parser(prog).parse_args(argv)
-    from zoo.commands.startup import import_tensorflow
-
+    request = request_from_args(build_parser(prog).parse_args(argv))
     import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # datasets of unknown length
     try:
-        return evaluate(args)
-    except EvaluateError as error:
+        return evaluate(request)
+    except (EvaluateError, CorruptFileError) as error:  # a damaged run file names itself in one line
         print(f"{prog}: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
 
 
-def progress_verbosity(args):
+def progress_verbosity(request):
     """Keras's `verbose` for scoring: none with `--quiet`, a progress bar on a terminal, else one line
     (no carriage returns and escape codes in a log file)."""
-    if args.quiet:
+    if request.quiet:
         return 0
     return 1 if sys.stdout.isatty() else 2
 
 
-def load_data(args):
+def load_data(request):
     """The splits to score: `[(name, examples)]`, and the corpus report."""
-    from zoo.data.corpora import ROLES, describe, load_corpus
-
-    source = args.data_dir or args.dataset
+    source, split = request.source, request.split
     try:
-        splits, report = load_corpus(source, fields=args.fields, labels=args.labels)
+        splits, report = load_corpus(source, fields=request.fields, labels=request.labels)
     except (RuntimeError, ValueError, OSError) as error:
         raise EvaluateError(f"cannot load {'the data' if str(source) in str(error) else repr(source)}: {error}") from None
     for line in describe(report):
         print(f"[data] {line}", flush=True)
-    role = "validation" if args.split == "dev" else args.split
-    if args.split == "all":
+    role = "validation" if split == "dev" else split
+    if split == "all":
         chosen = list(splits)
     elif len(splits) == 1:
         chosen = list(splits)  # one file: scored whole, whatever --split says
-    elif args.split in splits:
-        chosen = [args.split]
+    elif split in splits:
+        chosen = [split]
     elif role in ROLES and report["roles"].get(role):
         chosen = [report["roles"][role]]
     else:
-        raise EvaluateError(f"{source!r} has no split {args.split!r}; its splits: {', '.join(splits)} "
+        raise EvaluateError(f"{source!r} has no split {split!r}; its splits: {', '.join(splits)} "
                             f"(roles: {', '.join(f'{k}={v}' for k, v in report['roles'].items() if v)}), or 'all'")
     selected = []
     for name in chosen:
-        examples = splits[name][:args.max_examples] if args.max_examples is not None else splits[name]
+        examples = splits[name][:request.max_examples] if request.max_examples is not None else splits[name]
         if not examples:
             raise EvaluateError(f"the split {name!r} of {source!r} has no labelled pairs")
         selected.append((name, examples))
     return selected, report
 
 
-def evaluate(args):
+def evaluate(request):
     """Loads the model and the data, scores each split (and runs the diagnostics suite when asked), prints
-    and writes the report."""
-    from zoo.runs.evaluation import evaluate_examples, evaluate_saved_model, format_scores
+    and writes the report.
+
+    Args:
+        request: the `EvaluateRequest`.
+    """
+    # Deferred: these import TensorFlow, which `main` imports first with its start-up lines filtered.
+    from zoo.export.predictor import RunPredictor, open_predictor
+    from zoo.runs.datasets import describe_length_notes, length_notes
 
     started = time.time()
-    if not (args.dataset or args.data_dir) and not args.suite:
+    if not request.source and not request.diagnostics.suite:
         raise EvaluateError("say what to score: --dataset or --data-dir (or --suite diagnostics)")
-    if args.run_dir:
-        from zoo.export.predictor import RunPredictor
-
+    try:
+        request.diagnostics.check()  # before any model is loaded or any pair scored
+    except ValueError as error:
+        raise EvaluateError(str(error)) from None
+    settings = None
+    if request.run_dir:
         try:
-            predictor = RunPredictor(args.run_dir)
+            predictor = RunPredictor(request.run_dir)
         except (FileNotFoundError, ValueError) as error:
             raise EvaluateError(str(error)) from None
         run = predictor.run
-        name, base = run.config["model"], args.run_dir
+        settings = RunSettings.of(run.config["preset"])
+        name, base = run.config["model"], request.run_dir
         score = lambda examples: evaluate_examples(  # noqa: E731
-            run.model, examples, run.vocab, run.tokenizer, run.config["preset"], batch_size=args.batch_size,
-            verbose=progress_verbosity(args))
+            run.model, examples, run.vocab, run.tokenizer, settings, batch_size=request.batch_size,
+            verbose=progress_verbosity(request))
     else:
-        from zoo.export.predictor import open_predictor
-
-        path = args.saved_model or args.tflite or args.preset
+        path = request.model_path
         try:
-            predictor = PresetPredictor(args.preset) if args.preset else open_predictor(
-                saved_model=args.saved_model, tflite=args.tflite)
+            predictor = PresetPredictor(request.preset) if request.preset else open_predictor(
+                saved_model=request.saved_model, tflite=request.tflite)
         except (FileNotFoundError, OSError, ValueError, EvaluateError) as error:
             raise EvaluateError(str(error)) from None
         name = os.path.basename(os.path.normpath(path)) if "://" not in path else path.rsplit("/", 1)[-1]
         base = path if os.path.isdir(path) else (os.path.dirname(os.path.abspath(path)) if "://" not in path
                                                  else os.path.join("evaluations", name))
         score = lambda examples: evaluate_saved_model(  # noqa: E731
-            predictor, examples, batch_size=args.batch_size or 256, verbose=progress_verbosity(args))
-    selected, report = load_data(args) if (args.dataset or args.data_dir) else ([], None)
-    results = {}
+            predictor, examples, batch_size=request.batch_size or 256, verbose=progress_verbosity(request))
+    selected, report = load_data(request) if request.source else ([], None)
+    results, notes = {}, {}
     for split, examples in selected:
+        if settings is not None:  # pairs cut at the run's maximum lengths, empty sentences: counted
+            notes[split] = length_notes(examples, run.tokenizer, settings.data)
+            line = describe_length_notes(notes[split])
+            if line:
+                print(f"[evaluate] {split}: {line}", flush=True)
         try:
             results[split] = score(examples)
         except ValueError as error:  # e.g. a malformed parse the SavedModel rejects
             raise EvaluateError(f"{split}: {error}") from None
         print(format_scores(results[split], title=f"{name} on {report['source']} [{split}]:"), flush=True)
-    written = {"model": name, "run_dir": args.run_dir, "saved_model": args.saved_model, "results": results}
+    written = {"model": name, "run_dir": request.run_dir, "saved_model": request.saved_model, "results": results}
+    if notes:
+        written["inputs"] = notes
     if report is not None:
         written.update(source=report["source"], corpus=report["corpus"], roles=report["roles"],
                        skipped=report["skipped"])
-    diagnostics = run_diagnostics(args, predictor, base, results, report)
+    diagnostics = diagnose(request, predictor, base, results, report)
     if diagnostics is not None:
         written["diagnostics"] = os.path.join(base, "evaluations", "diagnostics.json")
     written["seconds"] = time.time() - started
     if results:
-        output = args.output or os.path.join(base, "evaluations",
-                                             f"{slug(report['source'])}-{'-'.join(results)}.json")
-        write_report(output, written, args.run_dir)
+        output = request.output or os.path.join(base, "evaluations",
+                                                f"{slug(report['source'])}-{'-'.join(results)}.json")
+        write_report(output, written, request.run_dir)
         print(f"[evaluate] written to {output}", flush=True)
     return written
 
@@ -176,7 +243,7 @@ class PresetPredictor:
     of `zoo.load(run).predict`."""
 
     def __init__(self, preset):
-        from zoo.presets import from_preset
+        from zoo.presets import from_preset  # deferred: imports TensorFlow (see `evaluate`)
 
         self.classifier = from_preset(preset)
         self.labels = tuple(self.classifier.labels)
@@ -185,30 +252,31 @@ class PresetPredictor:
         return self.classifier.predict_labels(pairs, batch_size=batch_size)
 
 
-def run_diagnostics(args, predictor, base, results, report):
+def diagnose(request, predictor, base, results, report):
     """`--suite diagnostics`: the suite's tables beside the model's own test accuracy (that of the scored
     test split, else the run's results.json), into BASE/evaluations and, for a run, its TensorBoard logs."""
-    from zoo.data.readers import DataFormatError, DataUnavailableError
-    from zoo.diagnostics.cli import run_from_args
-
+    if request.diagnostics.suite is None:
+        return None
+    try:
+        run_results = (predictor.run.results or {}) if request.run_dir else {}
+    except CorruptFileError as error:
+        raise EvaluateError(str(error)) from None
     test_accuracy = None
     if report is not None and report["roles"].get("test") in results:
         test_accuracy = results[report["roles"]["test"]]["accuracy"]
-    elif args.run_dir:
-        test_accuracy = (predictor.run.results or {}).get("test_accuracy")
-    logdir = os.path.join(args.run_dir, "logs") if args.run_dir else None
-    step = len((predictor.run.results or {}).get("history", [])) if args.run_dir else 0
+    elif request.run_dir:
+        test_accuracy = run_results.get("test_accuracy")
+    logdir = os.path.join(request.run_dir, "logs") if request.run_dir else None
+    step = len(run_results.get("history", [])) if request.run_dir else 0
     try:
-        return run_from_args(args, predictor, os.path.join(base, "evaluations"), logdir, test_accuracy, step=step)
+        return run_diagnostics(request.diagnostics, predictor, os.path.join(base, "evaluations"), logdir,
+                               test_accuracy, step=step)
     except (DataFormatError, DataUnavailableError, ValueError, OSError) as error:
         raise EvaluateError(str(error)) from None
 
 
 def write_report(output, written, run_dir):
     """Writes the report atomically; into a run directory only while no other process writes that run."""
-    from zoo.fileio import LockedError, write_json
-    from zoo.runs import layout
-
     inside = run_dir and os.path.abspath(output).startswith(os.path.abspath(run_dir) + os.sep)
     os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
     if not inside:

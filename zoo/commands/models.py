@@ -2,7 +2,7 @@
 
 Example:
 ```
-nli-zoo models                    # every name, its paper and |θ|_M
+nli-zoo models                    # every name, its paper's |θ|_M (parameters without word vectors), the paper
 nli-zoo models 'rocktaschel*'     # names matching a pattern
 nli-zoo models esim               # the preset: model, train and data settings, as JSON
 ```
@@ -11,6 +11,8 @@ nli-zoo models esim               # the preset: model, train and data settings, 
 import argparse
 import json
 import sys
+
+from zoo.commands.startup import import_tensorflow
 
 
 def build_parser(prog="nli-zoo models"):
@@ -23,9 +25,11 @@ def build_parser(prog="nli-zoo models"):
 
 def main(argv=None, prog="nli-zoo models"):
     """Prints the list or the preset; returns the printed object. An unknown name exits with status 2."""
+    args = build_parser(prog).parse_args(argv)
+    import_tensorflow()  # the registry imports the models (Keras): start-up lines filtered as in every command
+    # Deferred: importing the registry's models imports TensorFlow, whose start-up lines must be filtered first.
     from zoo.registry import get_preset, get_spec, list_models
 
-    args = build_parser(prog).parse_args(argv)
     names = list_models(args.name)
     if args.name in names:
         spec = get_spec(args.name)
@@ -39,5 +43,16 @@ def main(argv=None, prog="nli-zoo models"):
         raise SystemExit(2)
     width = max(len(n) for n in names)
     for name in names:
-        print(f"{name:<{width}}  {get_spec(name).paper}")
+        spec = get_spec(name)
+        params = "-" if spec.paper_params is None else format_count(spec.paper_params)
+        print(f"{name:<{width}}  |θ|_M {params:>5}  {spec.paper}")
     return names
+
+
+def format_count(count):
+    """A parameter count as the papers write it: 544_000 -> `544k`, 7_700_000 -> `7.7M`."""
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:g}M"
+    if count >= 1_000:
+        return f"{count / 1_000:g}k"
+    return str(count)

@@ -1,4 +1,6 @@
-"""Options shared by several commands."""
+"""Options shared by several commands, and the typed requests built from them."""
+
+from zoo.diagnostics.request import SUITES, DiagnosticsRequest
 
 
 def add_corpus_options(parser):
@@ -9,3 +11,43 @@ def add_corpus_options(parser):
     parser.add_argument("--labels", default=None, metavar="DATA=LABEL,...",
                         help="NLI files: map the data's labels to entailment/neutral/contradiction (or 0/1/2), "
                              "e.g. entails=entailment,contradicts=contradiction")
+
+
+def add_diagnostics_options(parser):
+    """Adds `--suite {diagnostics}` and the options of its sets to an argparse parser; returns the group
+    (`diagnostics_request` reads them back)."""
+    group = parser.add_argument_group("diagnostics", "with --suite diagnostics: challenge sets, behaviour tests "
+                                      "and baselines (docs/diagnostics.md); sets not given are skipped")
+    group.add_argument("--suite", choices=SUITES, default=None,
+                       help="also run the diagnostics suite: a table per set, DIR/diagnostics.json, a PNG per "
+                            "set and TensorBoard scalars")
+    group.add_argument("--breaking-nli", metavar="FILE", default=None,
+                       help="Breaking NLI's dataset.jsonl (Glockner et al. 2018): accuracy per category")
+    group.add_argument("--hans", metavar="FILE", default=None,
+                       help="HANS's heuristics_evaluation_set.txt (McCoy et al. 2019): accuracy per heuristic and "
+                            "subcase, entailment vs non-entailment")
+    group.add_argument("--snli-hard", metavar="FILE", default=None,
+                       help="snli_1.0_test_hard.jsonl (Gururangan et al. 2018), beside the full test accuracy")
+    group.add_argument("--stress-tests", metavar="DIR", default=None,
+                       help="the Stress_Tests folder of Naik et al. 2018 (or its parent): accuracy per test, "
+                            "matched / mismatched")
+    group.add_argument("--anli", metavar="FILE|DIR|tfds", default=None,
+                       help="ANLI (Nie et al. 2020): the release folder or zip (R1-R3 test.jsonl), one round's "
+                            "file, or 'tfds' (tensorflow-datasets anli): accuracy per round")
+    group.add_argument("--hypothesis-only", metavar="RUN", default=None,
+                       help="a run of the hypothesis_only model: the artifacts report compares the model with it")
+    group.add_argument("--no-behaviour", action="store_true",
+                       help="skip the generated behaviour tests (negation, antonyms, hypernyms, numbers, ...)")
+    return group
+
+
+def diagnostics_request(args):
+    """The `DiagnosticsRequest` of parsed options (`add_diagnostics_options`, plus `--dataset` /
+    `--data-dir`, `--fields`, `--labels` and `--batch-size` where the parser has them)."""
+    return DiagnosticsRequest(
+        suite=args.suite, breaking_nli=args.breaking_nli, hans=args.hans, snli_hard=args.snli_hard,
+        stress_tests=args.stress_tests, anli=args.anli, hypothesis_only=args.hypothesis_only,
+        behaviour=not args.no_behaviour,
+        data_source=getattr(args, "data_dir", None) or getattr(args, "dataset", None),
+        fields=getattr(args, "fields", None), labels=getattr(args, "labels", None),
+        batch_size=getattr(args, "batch_size", None))

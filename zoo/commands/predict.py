@@ -16,12 +16,57 @@ line, as `zoo.load(run_dir).predict`. For one pair, `--premise-parse` / `--hypot
 """
 
 import argparse
+import dataclasses
 import json
 import sys
+from typing import Optional
+
+from zoo.commands.startup import import_tensorflow
+from zoo.data.trees import TreeFormatError, parse_binary_parse
+from zoo.errors import UserError
+from zoo.fileio import CorruptFileError, atomic_write
+from zoo.runs.settings import RunSettings
 
 
-class PredictError(Exception):
+class PredictError(UserError):
     """A user-facing error: printed as one line, exit status 2."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PredictRequest:
+    """What `predict.py` is asked to do (`request_from_args` builds it from the command line).
+
+    Attributes:
+        run_dir, saved_model, tflite: the model (exactly one).
+        premise, hypothesis, premise_parse, hypothesis_parse: one pair (and its binary parses).
+        input, output: a JSON-lines file of pairs, and where its predictions go (None: stdout).
+        batch_size: pairs per model call; num_threads: the TFLite interpreter's threads.
+        show_attention, attention_png: explain the one pair as a text heatmap / a PNG.
+    """
+
+    run_dir: Optional[str] = None
+    saved_model: Optional[str] = None
+    tflite: Optional[str] = None
+    premise: Optional[str] = None
+    hypothesis: Optional[str] = None
+    premise_parse: str = ""
+    hypothesis_parse: str = ""
+    input: Optional[str] = None
+    output: Optional[str] = None
+    batch_size: int = 256
+    num_threads: Optional[int] = None
+    show_attention: bool = False
+    attention_png: Optional[str] = None
+
+    @property
+    def explains(self):
+        """Whether the pair's attention is shown or saved."""
+        return bool(self.show_attention or self.attention_png)
+
+
+def request_from_args(args):
+    """The `PredictRequest` of the parsed command line."""
+    return PredictRequest(**{f.name: getattr(args, f.name) for f in dataclasses.fields(PredictRequest)})
 
 
 def build_parser(prog="predict.py"):
@@ -55,18 +100,20 @@ def read_pairs(path):
     file (blank lines are skipped; missing parses are "").
 
     Raises:
-        PredictError: a missing file, a line that is not an object with string premise and hypothesis, a
-            parse that is not a string or is malformed (the message starts with FILE:LINE).
+        PredictError: a missing file, a line that is not UTF-8 text, not an object with string premise and
+            hypothesis, a parse that is not a string or is malformed (the message starts with FILE:LINE).
     """
-    from zoo.data.trees import TreeFormatError, parse_binary_parse
-
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.readlines()
-    except (OSError, UnicodeDecodeError) as error:
+        with open(path, "rb") as f:
+            raw_lines = f.read().split(b"\n")
+    except OSError as error:
         raise PredictError(f"cannot read {path}: {error}") from None
     pairs = []
-    for number, line in enumerate(lines, 1):
+    for number, raw in enumerate(raw_lines, 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise PredictError(f"{path}:{number}: not UTF-8 text (byte {error.start + 1} of the line)") from None
         if not line.strip():
             continue
         try:
@@ -90,38 +137,64 @@ def read_pairs(path):
     return pairs
 
 
-def check_arguments(args):
-    """Raises `PredictError` for inconsistent arguments."""
-    single = args.premise is not None or args.hypothesis is not None
-    if single and args.input:
+def check_request(request):
+    """Raises `PredictError` for inconsistent arguments, or a sentence given on the command line that is not
+    UTF-8 text (its bytes reach Python as lone surrogates)."""
+    single = request.premise is not None or request.hypothesis is not None
+    if single and request.input:
         raise PredictError("give either --premise/--hypothesis or --input, not both")
-    if not single and not args.input:
+    if not single and not request.input:
         raise PredictError("give --premise and --hypothesis, or --input FILE")
-    if single and (args.premise is None or args.hypothesis is None):
+    if single and (request.premise is None or request.hypothesis is None):
         raise PredictError("--premise and --hypothesis go together")
-    if args.input and (args.show_attention or args.attention_png):
+    if request.input and request.explains:
         raise PredictError("--show-attention and --attention-png explain one pair: use --premise/--hypothesis")
-    if args.input and (args.premise_parse or args.hypothesis_parse):
+    if request.input and (request.premise_parse or request.hypothesis_parse):
         raise PredictError("--premise-parse/--hypothesis-parse go with --premise/--hypothesis; "
                            "an --input file holds its parses in each line")
-    if args.output and not args.input:
+    if request.output and not request.input:
         raise PredictError("--output goes with --input")
-    if args.batch_size < 1:
+    if request.batch_size < 1:
         raise PredictError("--batch-size must be positive")
-    if args.num_threads is not None and (not args.tflite or args.num_threads < 1):
+    if request.num_threads is not None and (not request.tflite or request.num_threads < 1):
         raise PredictError("--num-threads goes with --tflite and must be positive")
+    for option in ("premise", "hypothesis", "premise_parse", "hypothesis_parse"):
+        text = getattr(request, option)
+        try:
+            (text or "").encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise PredictError(f"--{option.replace('_', '-')} is not UTF-8 text (character {error.start + 1}): "
+                               "give the sentence in UTF-8") from None
 
 
-def open_model(args):
+def open_model(request):
     """The predictor of `--run-dir`, `--saved-model` or `--tflite`."""
+    # Deferred: imports TensorFlow, which `main` imports first with its start-up lines filtered.
     from zoo.export.predictor import TFLitePredictor, open_predictor
 
     try:
-        if args.tflite:
-            return TFLitePredictor(args.tflite, num_threads=args.num_threads)
-        return open_predictor(run_dir=args.run_dir, saved_model=args.saved_model)
+        if request.tflite:
+            return TFLitePredictor(request.tflite, num_threads=request.num_threads)
+        return open_predictor(run_dir=request.run_dir, saved_model=request.saved_model)
     except (FileNotFoundError, ValueError) as error:
         raise PredictError(str(error)) from None
+
+
+def report_length_notes(predictor, pairs):
+    """Counts, on stderr, the pairs a run's maximum lengths cut and the empty sentences (both are answered);
+    returns the counts (None for a model without a run's settings at hand)."""
+    # Deferred: imports TensorFlow (tf.data), which `main` imports first with its start-up lines filtered.
+    from zoo.runs.datasets import describe_length_notes, length_notes
+
+    run = getattr(predictor, "run", None)
+    if run is None:
+        return None
+    examples = [{"premise": p[0], "hypothesis": p[1]} for p in pairs]
+    notes = length_notes(examples, run.tokenizer, RunSettings.of(run.config["preset"]).data)
+    line = describe_length_notes(notes)
+    if line:
+        print(f"[predict] {line}", file=sys.stderr, flush=True)
+    return notes
 
 
 def format_prediction(prediction):
@@ -131,21 +204,22 @@ def format_prediction(prediction):
     return "\n".join(lines)
 
 
-def show_attention(explanation, args):
+def show_attention(explanation, request):
     """Prints the text heatmap(s) and/or saves the PNG of the single pair's `Explanation`."""
+    # Deferred: imports TensorFlow, which `main` imports first with its start-up lines filtered.
     from zoo.export.predictor import alignment_grid, save_attention_png, text_heatmap
 
-    if args.show_attention:
+    if request.show_attention:
         for name in explanation.maps:
             what = ("rows: premise, columns: hypothesis" if name == "attention_reverse"
                     else "rows: hypothesis, columns: premise")
             print(f"\n{name} ({what}; darker = more weight)")
             print(text_heatmap(*alignment_grid(explanation, name)))
-    if args.attention_png:
+    if request.attention_png:
         try:
-            print(f"[predict] wrote {save_attention_png(explanation, args.attention_png)}")
+            print(f"[predict] wrote {save_attention_png(explanation, request.attention_png)}")
         except OSError as error:
-            raise PredictError(f"cannot write {args.attention_png}: {error}") from None
+            raise PredictError(f"cannot write {request.attention_png}: {error}") from None
 
 
 def write_predictions(predictions, path):
@@ -157,47 +231,45 @@ def write_predictions(predictions, path):
         sys.stdout.write(text)
         return
     try:
-        from zoo.fileio import atomic_write
-
         with atomic_write(path, "w", encoding="utf-8") as f:
             f.write(text)
     except OSError as error:
         raise PredictError(f"cannot write {path}: {error}") from None
 
 
-def predict(args):
-    """Runs the prediction `args` asks for."""
-    check_arguments(args)
-    pairs = read_pairs(args.input) if args.input else \
-        [(args.premise, args.hypothesis, args.premise_parse, args.hypothesis_parse)]
-    predictor = open_model(args)
+def predict(request):
+    """Runs the prediction `request` (a `PredictRequest`) asks for."""
+    check_request(request)
+    pairs = read_pairs(request.input) if request.input else \
+        [(request.premise, request.hypothesis, request.premise_parse, request.hypothesis_parse)]
+    predictor = open_model(request)
     explanation = None
-    if args.show_attention or args.attention_png:  # checked before anything is printed
-        explanation = predictor.explain(args.premise, args.hypothesis, args.premise_parse, args.hypothesis_parse)
+    if request.explains:  # checked before anything is printed
+        explanation = predictor.explain(request.premise, request.hypothesis, request.premise_parse,
+                                        request.hypothesis_parse)
         if not explanation.maps:
             raise PredictError("this model has no attention to show (--show-attention, --attention-png)")
+    report_length_notes(predictor, pairs)
     try:
-        predictions = predictor.predict(pairs, batch_size=args.batch_size)
+        predictions = predictor.predict(pairs, batch_size=request.batch_size)
     except ValueError as error:  # a parse whose leaves are not the sentence's tokens, or too deep
-        raise PredictError(f"{args.input or 'the pair'}: {error}") from None
-    if args.input:
-        write_predictions(predictions, args.output)
+        raise PredictError(f"{request.input or 'the pair'}: {error}") from None
+    if request.input:
+        write_predictions(predictions, request.output)
         return predictions
     print(format_prediction(predictions[0]))
     if explanation is not None:
-        show_attention(explanation, args)
+        show_attention(explanation, request)
     return predictions
 
 
 def main(argv=None, prog="predict.py"):
     """Runs `predict.py`; a user error prints one line `predict.py: error: ...` and exits with status 2."""
-    from zoo.commands.startup import import_tensorflow
-
-    args = build_parser(prog).parse_args(argv)
+    request = request_from_args(build_parser(prog).parse_args(argv))
     import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
     try:
-        return predict(args)
-    except PredictError as error:
+        return predict(request)
+    except (PredictError, CorruptFileError) as error:  # a damaged run file names itself in one line
         print(f"{prog}: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
 

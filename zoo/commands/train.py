@@ -1,5 +1,5 @@
 """`nli-zoo train` (and `train.py`): the argument parser, turned into the run's one typed configuration
-(`zoo.training.config.RunConfig.from_args`) and trained.
+(`run_config`: `zoo.training.config.RunConfig.from_options` of the parsed options) and trained.
 """
 
 import argparse
@@ -8,7 +8,10 @@ import sys
 import warnings
 
 from zoo.commands.options import add_corpus_options
-from zoo.training.config import MIXED_PRECISION, STRATEGIES
+from zoo.commands.startup import import_tensorflow
+from zoo.errors import TrainError
+from zoo.training import compile_cache
+from zoo.training.config import MIXED_PRECISION, STRATEGIES, RunConfig
 
 
 def build_parser(prog="train.py"):
@@ -101,6 +104,11 @@ def build_parser(prog="train.py"):
     return parser
 
 
+def run_config(args):
+    """The run's `RunConfig` from the parsed command line (validated: a `ConfigError` names the option)."""
+    return RunConfig.from_options(**vars(args))
+
+
 def main(argv=None, prog="train.py"):
     """Runs `train.py` with `argv` (default `sys.argv[1:]`).
 
@@ -110,24 +118,19 @@ def main(argv=None, prog="train.py"):
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     args = build_parser(prog).parse_args(argv)
-    from zoo.commands.startup import import_tensorflow
-
-    import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
-    from zoo.errors import TrainError
-    from zoo.training import compile_cache
-    from zoo.training.config import RunConfig
+    # Before anything imports Keras (the registry's models do): its informational start-up lines filtered.
+    import_tensorflow()
+    # Deferred: the training loop imports TensorFlow and Keras, imported here once they can start quietly
+    # (and `train.py --help` answers without them).
+    from zoo.training.trainer import TrainInterrupted, train
 
     try:
-        config = RunConfig.from_args(args)  # validated once, before TensorFlow starts
+        config = run_config(args)  # validated once, before the run directory is touched
         compile_cache.enable(config.compile_cache, backend="tensorflow")
         # tf.data datasets of unknown length end each epoch this way; Keras warns every epoch.
         warnings.filterwarnings("ignore", message="Your input ran out of data")
-        from zoo.training.trainer import train
-
         return train(config)
     except TrainError as error:
-        from zoo.training.trainer import TrainInterrupted
-
         interrupted = isinstance(error, TrainInterrupted)
         print(f"{prog}: {'' if interrupted else 'error: '}{error}", file=sys.stderr)
         raise SystemExit(130 if interrupted else 2) from None

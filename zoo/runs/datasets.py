@@ -1,4 +1,5 @@
-"""A run's data as its model reads it: the preset's length grid, tf.data pipeline and evaluation order.
+"""A run's data as its model reads it: the length grid of its settings, its tf.data batches
+(`make_model_batches`), the evaluation order, and the counted notes on cut and empty sentences.
 
 Training (`zoo.training`) and scoring a run (`zoo.runs.evaluation`) build their batches here, so a run is
 evaluated on exactly the inputs it was trained on.
@@ -8,6 +9,11 @@ import sys
 import time
 
 import numpy as np
+
+from zoo.data.batching import LengthGrid
+from zoo.data.pipeline import make_dataset
+from zoo.data.tree_pipeline import make_tree_dataset
+from zoo.runs.settings import RunSettings, data_settings_of
 
 # Sentences from which tokenizing says what it does and how far it got (SNLI's 550k pairs take ~25 s).
 PROGRESS_FROM = 100_000
@@ -41,17 +47,70 @@ def tokenize_sentences(tokenizer, examples, what=None):
     return tokens
 
 
-def length_grid(preset):
-    """The `LengthGrid` of a preset's maximum lengths (the batch shapes of its runs)."""
-    from zoo.data.batching import LengthGrid
+def length_grid(data):
+    """The `LengthGrid` of the run's maximum lengths (the batch shapes of its runs).
 
-    data = preset["data"]
-    return LengthGrid.for_max_lengths(data["max_premise_length"], data["max_hypothesis_length"])
+    Args:
+        data: the run's `DataSettings` (or a preset / `RunSettings`, whose data settings are used).
+    """
+    data = data_settings_of(data)
+    return LengthGrid.for_max_lengths(data.max_premise_length, data.max_hypothesis_length)
 
 
-def make_dataset(examples, vocab, tokenizer, preset, batch_size=None, shuffle=False, seed=0, bucket=True,
-                 shape_log=None, report_trees=None, epoch=None):
-    """The shape-stable tf.data pipeline of one split for the preset's model.
+def length_notes(examples, tokenizer, data, what=None, tokens=None):
+    """Counts the pairs the run's maximum lengths cut and the empty sentences (zero tokens) of one split, and
+    prints them in one line when there are any: both are answered (a cut sentence by its first tokens, an
+    empty one by the model's reading of padding only), so the count says how many answers that concerns.
+
+    Args:
+        examples: the pairs.
+        tokenizer: the run's `Tokenizer`.
+        data: the run's `DataSettings` (`max_premise_length`, `max_hypothesis_length`).
+        what: the split's name in the printed line (None: nothing printed).
+        tokens: the split's sentences already tokenized (`tokenize_sentences`: premises, then hypotheses).
+
+    Returns:
+        `{"pairs", "premises_cut", "hypotheses_cut", "empty_premises", "empty_hypotheses"}` and the maximum
+        lengths (`max_premise_length`, `max_hypothesis_length`).
+    """
+    data = data_settings_of(data)
+    tokens = tokenize_sentences(tokenizer, examples) if tokens is None else tokens
+    n = len(examples)
+    premises, hypotheses = tokens[:n], tokens[n:]
+
+    def cut(sentences, limit):
+        return 0 if limit is None else sum(len(t) > limit for t in sentences)
+
+    notes = {"pairs": n, "max_premise_length": data.max_premise_length,
+             "max_hypothesis_length": data.max_hypothesis_length,
+             "premises_cut": cut(premises, data.max_premise_length),
+             "hypotheses_cut": cut(hypotheses, data.max_hypothesis_length),
+             "empty_premises": sum(not t for t in premises), "empty_hypotheses": sum(not t for t in hypotheses)}
+    if what is not None:
+        line = describe_length_notes(notes)
+        if line:
+            print(f"[data] {what}: {line}", flush=True)
+    return notes
+
+
+def describe_length_notes(notes):
+    """The counts of `length_notes` as one phrase ("" when nothing was cut and nothing is empty)."""
+    parts = []
+    for key, side, limit in (("premises_cut", "premise", "max_premise_length"),
+                             ("hypotheses_cut", "hypothesis", "max_hypothesis_length")):
+        if notes.get(key):
+            parts.append(f"{notes[key]:,} {side}(s) cut to their first {notes[limit]} tokens")
+    for key, side in (("empty_premises", "premise"), ("empty_hypotheses", "hypothesis")):
+        if notes.get(key):
+            parts.append(f"{notes[key]:,} empty {side}(s) (no tokens; answered all the same)")
+    return (f"of {notes['pairs']:,} pairs, " + ", ".join(parts)) if parts else ""
+
+
+def make_model_batches(examples, vocab, tokenizer, settings, batch_size=None, shuffle=False, seed=0, bucket=True,
+                       shape_log=None, report_trees=None, epoch=None):
+    """The shape-stable tf.data batches of one split as the run's model reads them (built on
+    `zoo.data.pipeline.make_dataset`, with the run's lengths and grid, and the parse trees a tree model
+    reads).
 
     A model with `trees="syntactic"` also gets each pair's parse trees (`zoo.data.trees`); a sentence
     without a usable parse (none in tfds SNLI, malformed, or deeper than the model's `max_depth`) gets
@@ -61,51 +120,56 @@ def make_dataset(examples, vocab, tokenizer, preset, batch_size=None, shuffle=Fa
     function of `(seed, epoch)`, so that a resumed run sees the data in the uninterrupted run's order.
     The dataset's cardinality is the number of batches of an epoch (progress bars show a total).
 
+    Args:
+        settings: the run's `RunSettings` (or its preset dict, as `config.json` records it).
+        batch_size: pairs per batch (default: the run's `train.batch_size`).
+
     Returns:
         a dataset of `(features, labels, weights)` (see `zoo.data.pipeline.make_dataset`).
     """
-    from zoo.data.pipeline import make_dataset as make_pipeline
-
-    data = preset["data"]
-    common = dict(vocab=vocab, tokenizer=tokenizer, batch_size=batch_size or preset["train"]["batch_size"],
-                  max_premise_length=data["max_premise_length"], max_hypothesis_length=data["max_hypothesis_length"],
-                  bucket=bucket, shuffle=shuffle, seed=seed, grid=length_grid(preset), shape_log=shape_log,
+    settings = RunSettings.of(settings)
+    data = settings.data
+    common = dict(vocab=vocab, tokenizer=tokenizer, batch_size=batch_size or settings.train.batch_size,
+                  max_premise_length=data.max_premise_length, max_hypothesis_length=data.max_hypothesis_length,
+                  bucket=bucket, shuffle=shuffle, seed=seed, grid=length_grid(data), shape_log=shape_log,
                   epoch=epoch)
     started = time.time()
     if len(examples) * 2 >= PROGRESS_FROM:
         print(f"[data] encoding {report_trees + ' ' if report_trees else ''}pairs for tf.data ({len(examples):,}: "
               "tokenize, look up ids, count the batches)", flush=True)
-    if preset["model"].get("trees") != "syntactic":
-        dataset = make_pipeline(examples, **common)
+    if settings.trees != "syntactic":
+        dataset = make_dataset(examples, **common)
         if len(examples) * 2 >= PROGRESS_FROM:
             print(f"[data] encoded in {time.time() - started:.0f} s: {int(dataset.cardinality()):,} batches",
                   flush=True)
         return dataset
-    from zoo.data.tree_pipeline import make_tree_dataset
-
     report = {}
-    dataset = make_tree_dataset(examples, trees="syntactic", on_error="complete",
-                                max_depth=preset["model"].get("max_depth"), report=report, **common)
+    dataset = make_tree_dataset(examples, trees="syntactic", on_error="complete", max_depth=settings.max_depth,
+                                report=report, **common)
     print(f"[trees] {report_trees or 'data'}: binary parses, {report['fallback_complete']} sentence(s) without "
           f"a usable parse use complete trees; deepest tree {report['max_level']} level(s)", flush=True)
     return dataset
 
 
-def by_shape(examples, tokenizer, preset):
+def by_shape(examples, tokenizer, data):
     """An order of `examples` that groups pairs of one grid cell (so in-order batches are bucketed).
 
     Evaluation batches pairs in this order and puts predictions back with its inverse, so results stay
     in the examples' order (per-genre breakdowns, prediction files) without bucketing's reordering.
+
+    Args:
+        data: the run's `DataSettings` (or a preset / `RunSettings`).
     """
     if not examples:
         return np.zeros(0, np.int64)
-    data = preset["data"]
+    data = data_settings_of(data)
     tokens = tokenize_sentences(tokenizer, examples)
     n = len(examples)
     lp = np.asarray([len(t) for t in tokens[:n]])
     lh = np.asarray([len(t) for t in tokens[n:]])
-    if data.get("max_premise_length") is not None:
-        lp = np.minimum(lp, data["max_premise_length"])
-    if data.get("max_hypothesis_length") is not None:
-        lh = np.minimum(lh, data["max_hypothesis_length"])
-    return np.argsort(length_grid(preset).cells(lp, lh), kind="stable")
+    if data.max_premise_length is not None:
+        lp = np.minimum(lp, data.max_premise_length)
+    if data.max_hypothesis_length is not None:
+        lh = np.minimum(lh, data.max_hypothesis_length)
+    return np.argsort(length_grid(data).cells(lp, lh), kind="stable")
+

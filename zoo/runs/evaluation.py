@@ -112,15 +112,15 @@ def evaluate_examples(model, examples, vocab, tokenizer, preset, batch_size=None
     Args:
         model: an `NLIModel` (or HIM).
         examples: dicts with `premise`, `hypothesis`, `label` (and parses, `genre`), as the loaders give.
-        vocab, tokenizer, preset: the run's.
+        vocab, tokenizer, preset: the run's (`preset`: its `RunSettings`, or the preset dict of `config.json`).
         batch_size: pairs per batch (default: the preset's).
         verbose: 1 shows a progress bar.
     """
-    from zoo.runs.datasets import by_shape, make_dataset
+    from zoo.runs.datasets import by_shape, make_model_batches
 
     order = by_shape(examples, tokenizer, preset)
     ordered = [examples[i] for i in order]
-    dataset = make_dataset(ordered, vocab, tokenizer, preset, batch_size=batch_size, bucket=False)
+    dataset = make_model_batches(ordered, vocab, tokenizer, preset, batch_size=batch_size, bucket=False)
     genres = [ex.get("genre", "") for ex in ordered]
     return keep_items(evaluate_dataset(model, dataset, genres=genres, verbose=verbose), examples, order)
 

@@ -1,15 +1,17 @@
 """Training: the library behind `train.py`.
 
-- `config`: `RunConfig`, the run's one typed configuration (from the command line or keyword arguments).
+- `config`: `RunConfig`, the run's one typed configuration (from the command line or keyword arguments), with
+  the preset typed: `config.train` (`TrainSettings`), `config.data` (`DataSettings`), `config.model_settings`.
 - `trainer`: `train(config)`, the orchestration of a whole run.
 - `inputs`: corpus by role, vocabulary with pretrained words, word vectors.
 - `model`: the model built from the preset, its optimizer and loss; `ensemble`: HIM from two runs.
-- `callbacks`, `losses`, `strategy`, `kernels`, `compile_cache`, `cli`: the pieces of the training loop.
+- `callbacks`, `losses`, `strategy`, `kernels`, `compile_cache`: the pieces of the training loop.
 
 A finished run is read back by `zoo.runs` (`zoo.load`), which does not import this package.
 """
 
 from zoo.errors import TrainError
+from zoo.training.config import RunConfig
 
 
 def train(**options):
@@ -27,7 +29,8 @@ def train(**options):
     Raises:
         TrainError: a user error (an unknown option or setting is a `zoo.errors.ConfigError`).
     """
-    from zoo.training.config import RunConfig
+    # Deferred: the training loop imports TensorFlow and Keras (seconds), which `import zoo.training` (the
+    # settings, `zoo.training.config`) does not need.
     from zoo.training.trainer import train as run_training
 
     return run_training(RunConfig.create(**options))

@@ -42,7 +42,7 @@ def enable(directory=None, backend=None):
         if "--tf_xla_persistent_cache_directory" not in flags:
             os.environ["TF_XLA_FLAGS"] = f"{flags} {flag}".strip()
     if backend == "jax" or (backend is None and os.environ.get("KERAS_BACKEND") == "jax"):
-        import jax
+        import jax  # deferred: an optional backend, imported only when Keras runs on JAX
 
         jax.config.update("jax_compilation_cache_dir", directory)
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)

@@ -1,39 +1,48 @@
 """`RunConfig`: one typed configuration of a training run, built once, validated once, passed whole.
 
-It is built from `train.py`'s command line (`RunConfig.from_args`) or from Python keyword arguments
-(`RunConfig.create(model="esim", dataset="snli_sample", ...)`), resolves the paper preset with the
-overrides once, and is never changed afterwards (a frozen dataclass). `config.json` records it:
-`identity()` holds the entries a rerun must match to resume, `to_json()` the whole configuration.
+It is built from `train.py`'s command line (`RunConfig.from_options`, with the options
+`zoo.commands.train` parsed) or from Python keyword arguments (`RunConfig.create(model="esim",
+dataset="snli_sample", ...)`), resolves the paper preset with the overrides once, and is never changed
+afterwards (a frozen dataclass). What the run trains with travels typed: `config.train` (`TrainSettings`),
+`config.data` (`DataSettings`) and `config.model_settings` (the model's constructor keyword arguments, a
+dict), all three as `config.settings` (`zoo.runs.settings.RunSettings`). `config.json` records the run:
+`identity()` holds the entries a rerun must match to resume, `to_json()` the whole configuration (its
+format is unchanged: the preset as a nested dict).
 
 Example:
 ```python
 from zoo.training.config import RunConfig
 config = RunConfig.create(model="bowman_lstm", dataset="snli_sample", embeddings="none", epochs=1,
                           overrides={"hidden_size": 8})
-config.preset["train"]["epochs"], config.run_dir        # 1, 'runs/bowman_lstm'
+config.train.epochs, config.data.max_premise_length, config.run_dir     # 1, 100, 'runs/bowman_lstm'
 ```
 """
 
 import dataclasses
+import functools
 import json
-import math
 import os
+import sys
 from typing import Optional
 
 from zoo.errors import ConfigError
-from zoo.runs.layout import default_run_dir
+from zoo.fileio import CorruptFileError
+from zoo.registry import apply_overrides, get_preset
+from zoo.runs.layout import default_run_dir, load_config
+from zoo.runs.settings import (DataSettings, RunSettings, TrainSettings, check_positive, check_unit_interval,
+                               is_number)
+
+__all__ = ["RunConfig", "TrainSettings", "DataSettings", "RunSettings", "parse_overrides", "parse_value"]
 
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker")
 MIXED_PRECISION = {"bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 JIT_COMPILE = {"auto": "auto", "true": True, "false": False}
 
-# Preset settings that must be positive whole numbers or positive numbers: checked once, with the setting
-# named, instead of failing deep inside Keras (`--batch-size 0`, `--set learning_rate=fast`).
-POSITIVE_INTEGERS = ("batch_size", "epochs", "hidden_size", "mlp_layers", "operator_size")
-POSITIVE_NUMBERS = ("epsilon", "global_clipnorm")
-NON_NEGATIVE_NUMBERS = ("learning_rate",)  # 0 freezes the weights (a check that fine-tuning starts from a run)
-OPTIONAL = ("global_clipnorm",)  # None turns them off
-UNIT_INTERVAL = ("dropout", "beta_1", "beta_2")  # in [0, 1)
+# Model settings (constructor arguments) checked here, with the setting named, instead of failing deep inside
+# Keras (`--set hidden_size=0`); the train and data sections are checked by `TrainSettings`/`DataSettings`.
+MODEL_POSITIVE_INTEGERS = ("hidden_size", "mlp_layers", "operator_size")
+MODEL_UNIT_INTERVAL = ("dropout",)  # in [0, 1)
+MAX_SEED = 2**32 - 1  # numpy's and TensorFlow's seeds
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,31 +118,25 @@ class RunConfig:
         Raises:
             ConfigError: an unknown model, setting or option, or a value of the wrong kind or range.
         """
-        from zoo.registry import get_preset
-        from zoo.registry import apply_overrides
-
         unknown = set(options) - {f.name for f in dataclasses.fields(cls)} | ({"preset"} & set(options))
         if unknown:
             raise ConfigError(f"unknown training option(s) {', '.join(sorted(unknown))}; options: "
                               f"{', '.join(sorted(cls.option_names()))}")
         if isinstance(overrides, (list, tuple)):
-            try:
-                overrides = parse_overrides(overrides)
-            except ValueError as error:
-                raise ConfigError(str(error)) from None
+            overrides = parse_overrides(overrides)
         overrides = dict(overrides or {})
         for key, value in (("epochs", epochs), ("batch_size", batch_size), ("embeddings", embeddings)):
             if value is not None:
                 overrides[key] = value
         init_from = options.get("init_from")
-        init_config = _init_run_config(init_from) if init_from else None
-        if init_config is not None:
-            if "embeddings" not in overrides and init_config.get("embeddings"):
-                overrides["embeddings"] = init_config["embeddings"]  # fine-tuning keeps the run's vectors
+        init_config_json = _init_run_config_json(init_from) if init_from else None
+        if init_config_json is not None:
+            if "embeddings" not in overrides and init_config_json.get("embeddings"):
+                overrides["embeddings"] = init_config_json["embeddings"]  # fine-tuning keeps the run's vectors
             dim = options.get("embedding_dim")
-            if dim is not None and init_config.get("embedding_dim") not in (None, dim):
+            if dim is not None and init_config_json.get("embedding_dim") not in (None, dim):
                 raise ConfigError(f"--embedding-dim {dim} does not fit --init-from {init_from}, whose word vectors "
-                                  f"are {init_config['embedding_dim']}-d: leave --embedding-dim out")
+                                  f"are {init_config_json['embedding_dim']}-d: leave --embedding-dim out")
         try:
             preset = apply_overrides(get_preset(model), overrides)
         except ValueError as error:
@@ -148,15 +151,18 @@ class RunConfig:
         return config
 
     @classmethod
-    def from_args(cls, args):
-        """The configuration of a parsed `train.py` command line (`zoo.commands.train.build_parser`)."""
-        try:
-            overrides = collect_overrides(args)
-        except ValueError as error:
-            raise ConfigError(str(error)) from None
-        options = {name: getattr(args, name) for name in cls.option_names() if hasattr(args, name)}
-        options.update(shuffle=not args.no_shuffle, bucket=not args.no_bucket)
-        return cls.create(args.model, overrides=overrides, **options)
+    def from_options(cls, model, overrides=(), epochs=None, batch_size=None, embeddings=None, no_shuffle=False,
+                     no_bucket=False, **options):
+        """The configuration of `train.py`'s command-line options (`zoo.commands.train` passes them as
+        keyword arguments): `overrides` are the `--set KEY=VALUE` strings, `no_shuffle`/`no_bucket` the
+        flags; options `RunConfig` does not have are an error.
+
+        Raises:
+            ConfigError: as `create`.
+        """
+        overrides = parse_overrides(overrides)
+        return cls.create(model, overrides=overrides, epochs=epochs, batch_size=batch_size, embeddings=embeddings,
+                          shuffle=not no_shuffle, bucket=not no_bucket, **options)
 
     @classmethod
     def option_names(cls):
@@ -169,6 +175,27 @@ class RunConfig:
         config.validate()
         return config
 
+    # Typed settings ---------------------------------------------------------------------------------
+    @functools.cached_property
+    def settings(self):
+        """The preset, typed: `RunSettings(model, train, data)` (checked by `validate`)."""
+        return RunSettings.of(self.preset)
+
+    @property
+    def train(self):
+        """The training settings (`TrainSettings`: optimizer, learning rate, batch size, epochs, ...)."""
+        return self.settings.train
+
+    @property
+    def data(self):
+        """The data settings (`DataSettings`: lowercase, maximum lengths, OOV rule, vocabulary size)."""
+        return self.settings.data
+
+    @property
+    def model_settings(self):
+        """The model's constructor keyword arguments (a dict, as Keras takes them)."""
+        return self.settings.model
+
     # Validation -------------------------------------------------------------------------------------
     def validate(self):
         """Checks every setting once, naming the option and the value.
@@ -176,43 +203,29 @@ class RunConfig:
         Raises:
             ConfigError: the first setting that cannot be right.
         """
-        train, data, model = self.preset["train"], self.preset["data"], self.preset["model"]
-        for section in (train, data, model):
-            for key in POSITIVE_INTEGERS:
-                if key in section:
-                    _check_positive(key, section[key], integer=True)
-            for key in POSITIVE_NUMBERS + NON_NEGATIVE_NUMBERS:
-                if key in section and not (key in OPTIONAL and section[key] is None):
-                    _check_positive(key, section[key], zero=key in NON_NEGATIVE_NUMBERS)
-            for key in UNIT_INTERVAL:
-                if key in section and not (_is_number(section[key]) and 0 <= section[key] < 1):
-                    raise ConfigError(f"{key} must be a number in [0, 1), got {section[key]!r}")
-        if train.get("l2") is not None and not (_is_number(train["l2"]) and train["l2"] >= 0):
-            raise ConfigError(f"l2 must be a number >= 0, got {train['l2']!r}")
-        if train.get("patience") is not None:
-            _check_positive("patience", train["patience"], integer=True, zero=True)
-        for key in ("max_premise_length", "max_hypothesis_length"):
-            if data.get(key) is not None:
-                _check_positive(key, data[key], integer=True)
-        if data.get("max_vocabulary") is not None:
-            _check_positive("max_vocabulary", data["max_vocabulary"], integer=True, zero=True)
+        settings = RunSettings.of(self.preset)  # the train and data sections, each value checked
+        for key in MODEL_POSITIVE_INTEGERS:
+            if key in settings.model:
+                check_positive(key, settings.model[key], integer=True)
+        for key in MODEL_UNIT_INTERVAL:
+            if key in settings.model:
+                check_unit_interval(key, settings.model[key])
         for key in ("max_train_examples", "max_eval_examples", "cpu_devices"):
             if getattr(self, key) is not None:
-                _check_positive(f"--{key.replace('_', '-')}", getattr(self, key), integer=True)
+                check_positive(f"--{key.replace('_', '-')}", getattr(self, key), integer=True)
         if self.embedding_dim is not None:
-            _check_positive("--embedding-dim", self.embedding_dim, integer=True)
+            check_positive("--embedding-dim", self.embedding_dim, integer=True)
+        if not (is_number(self.seed) and float(self.seed).is_integer() and 0 <= self.seed <= MAX_SEED):
+            raise ConfigError(f"--seed must be a whole number from 0 to {MAX_SEED}, got {self.seed!r}")
         for key in ("log_every", "attention_examples"):
             if getattr(self, key) is not None:
-                _check_positive(f"--{key.replace('_', '-')}", getattr(self, key), integer=True, zero=True)
+                check_positive(f"--{key.replace('_', '-')}", getattr(self, key), integer=True, zero=True)
         if self.attention_scale not in ("relative", "absolute"):
             raise ConfigError(f"--attention-scale must be relative or absolute, got {self.attention_scale!r}")
         if self.verbose not in (None, 0, 1, 2):
             raise ConfigError(f"--verbose must be 0, 1 or 2, got {self.verbose!r}")
-        decay = train.get("lr_decay")
-        if isinstance(decay, dict) and decay.get("type") == "halve_on_plateau":
-            _check_positive("lr_decay wait", decay.get("wait", 1), integer=True)
         if self.cluster_timeout is not None:
-            _check_positive("--cluster-timeout", self.cluster_timeout, zero=True)
+            check_positive("--cluster-timeout", self.cluster_timeout, zero=True)
         if self.strategy not in STRATEGIES:
             raise ConfigError(f"--strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
         if self.mixed_precision is not None and self.mixed_precision not in MIXED_PRECISION:
@@ -241,8 +254,6 @@ class RunConfig:
     def fit_verbose(self):
         """`verbose` as `fit` takes it: None (auto) is 1 (progress bar) on a terminal, else 2 (one line per
         epoch: no carriage returns and escape codes in a log file)."""
-        import sys
-
         if self.verbose is not None:
             return self.verbose
         return 1 if sys.stdout.isatty() else 2
@@ -302,58 +313,22 @@ def parse_overrides(items):
         `{key: parsed value}`.
 
     Raises:
-        ValueError: for an item without `=` or with an empty key.
+        ConfigError: for an item without `=` or with an empty key.
     """
     overrides = {}
     for item in items:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
+            raise ConfigError(f"--set expects KEY=VALUE, got {item!r}")
         overrides[key] = parse_value(value)
     return overrides
 
 
-def collect_overrides(args):
-    """All preset overrides of the command line: `--set` plus the `--epochs`/`--batch-size`/`--embeddings`
-    shortcuts.
-
-    Args:
-        args: parsed arguments.
-
-    Returns:
-        `{key: value}`.
-    """
-    overrides = parse_overrides(args.overrides)
-    if args.epochs is not None:
-        overrides["epochs"] = args.epochs
-    if args.batch_size is not None:
-        overrides["batch_size"] = args.batch_size
-    if getattr(args, "embeddings", None) is not None:
-        overrides["embeddings"] = args.embeddings
-    return overrides
-
-
-def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _check_positive(name, value, integer=False, zero=False):
-    kind = "a whole number" if integer else "a number"
-    bound = ">= 0" if zero else "> 0"
-    ok = _is_number(value) and (value >= 0 if zero else value > 0)
-    if integer and ok:
-        ok = float(value).is_integer()
-    if not ok:
-        raise ConfigError(f"{name} must be {kind} {bound}, got {value!r}")
-
-
-def _init_run_config(init_from):
+def _init_run_config_json(init_from):
     """The `config.json` of the `--init-from` run (None when it cannot be read: loading the run reports
     that later, with the reason)."""
-    from zoo.runs.layout import load_config
-
     try:
         return load_config(init_from)
-    except (OSError, ValueError):
+    except (OSError, ValueError, CorruptFileError):
         return None

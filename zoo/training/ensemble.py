@@ -8,8 +8,13 @@ and `export.py` treat it like any other run.
 import copy
 import os
 
+from zoo.data.tokenizer import Tokenizer
 from zoo.errors import TrainError
-from zoo.runs import layout
+from zoo.models.him import HIM
+from zoo.runs import layout, load_run
+from zoo.runs.evaluation import evaluate_examples, format_results
+from zoo.training import inputs
+from zoo.training.model import parameter_counts
 
 
 def combine_members(config):
@@ -24,13 +29,6 @@ def combine_members(config):
     Raises:
         TrainError: when the runs are not an esim run and a tree run over the same vocabulary.
     """
-    from zoo.data.tokenizer import Tokenizer
-    from zoo.models.him import HIM
-    from zoo.runs import load_run
-    from zoo.runs.evaluation import evaluate_examples, format_results
-    from zoo.training import inputs
-    from zoo.training.model import parameter_counts
-
     try:
         esim_run, tree_run = (load_run(run_dir) for run_dir in config.members)
     except (FileNotFoundError, ValueError) as error:
@@ -58,22 +56,22 @@ def combine_members(config):
     if config.overwrite and os.path.exists(run_dir):
         layout.clear_run_dir(run_dir)
     os.makedirs(run_dir, exist_ok=True)
-    saved = {key: tree_run.config[key] for key in ("vocabulary_size", "embedding_dim", "tunable_words",
+    config_json = {key: tree_run.config[key] for key in ("vocabulary_size", "embedding_dim", "tunable_words",
                                                    "num_tunable", "tokenizer", "labels") if key in tree_run.config}
-    saved.update(config.to_json(), members=[os.path.abspath(d) for d in config.members])
-    layout.save_config(run_dir, saved)
+    config_json.update(config.to_json(), members=[os.path.abspath(d) for d in config.members])
+    layout.save_config(run_dir, config_json)
     tree_run.vocab.save(os.path.join(run_dir, layout.VOCAB_FILE))
     layout.save_weights(model, os.path.join(run_dir, layout.BEST_WEIGHTS_FILE))
 
     splits, _ = inputs.load_splits(config.source, config.max_train_examples, config.max_eval_examples,
                                    required=("validation", "test"), fields=config.fields, labels=config.labels,
                                    roles=config.roles)
-    tokenizer = Tokenizer.from_config(saved["tokenizer"])
-    results = {"model": "him", "run_dir": run_dir, "members": saved["members"],
-               "dev": evaluate_examples(model, splits["validation"], tree_run.vocab, tokenizer, preset),
-               "test": evaluate_examples(model, splits["test"], tree_run.vocab, tokenizer, preset),
+    tokenizer = Tokenizer.from_config(config_json["tokenizer"])
+    results = {"model": "him", "run_dir": run_dir, "members": config_json["members"],
+               "dev": evaluate_examples(model, splits["validation"], tree_run.vocab, tokenizer, config.settings),
+               "test": evaluate_examples(model, splits["test"], tree_run.vocab, tokenizer, config.settings),
                "epochs_run": 0, "history": [], "parameters": parameter_counts(model)}
     results.update(test_accuracy=results["test"]["accuracy"], dev_accuracy=results["dev"]["accuracy"])
     layout.write_json(os.path.join(run_dir, layout.RESULTS_FILE), results)
     print(format_results(results), flush=True)
-    return {"run_dir": run_dir, "results": results, "model": model, "config": saved}
+    return {"run_dir": run_dir, "results": results, "model": model, "config": config_json}

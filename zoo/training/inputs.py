@@ -4,15 +4,70 @@ The batches themselves come from `zoo.runs.datasets`, which scoring a finished r
 run is evaluated on exactly the inputs it was trained on.
 """
 
+import collections
 import os
 
 import numpy as np
+import tensorflow_datasets as tfds
+from absl import logging as absl_logging
 
+from zoo.data import readers
+from zoo.data.corpora import MULTINLI_HOST, by_role, describe, load_corpus
+from zoo.data.snli import DOWNLOAD_HOST as SNLI_HOST
+from zoo.data.vectors import CATALOG, fetch_vectors
+from zoo.data.embeddings import build_embedding_matrix, find_vector, load_vectors
+from zoo.data.vocab import PAD_ID, Vocabulary
 from zoo.errors import TrainError
+from zoo.registry import tunable_words_for
 from zoo.runs import layout
 from zoo.runs.datasets import tokenize_sentences
+from zoo.runs.settings import data_settings_of
 
 SPLITS = ("train", "validation", "test")
+# The corpora tensorflow-datasets downloads: the host each download needs, and what to use offline instead.
+TFDS_CORPORA = {
+    "snli": (SNLI_HOST, "--dataset snli_sample (1,289 real SNLI rows shipped with the zoo) or --data-dir DIR "
+                        "(an snli_1.0 folder or snli_1.0.zip from https://nlp.stanford.edu/projects/snli/)"),
+    "multi_nli": (MULTINLI_HOST, "--data-dir DIR (a multinli_1.0 folder or multinli_1.0.zip)"),
+}
+
+
+# Availability ------------------------------------------------------------------------------------
+def check_available(embeddings, source):
+    """Stops at once, in one message, when the word vectors or the corpus must be downloaded and cannot be
+    (a machine without network): both are checked, so that the message names every offline option, before
+    any data is read or the run directory is written.
+
+    Named word vectors are fetched now (at once when cached). A tensorflow-datasets corpus (`snli`,
+    `multi_nli`) that is not prepared needs its host.
+
+    Raises:
+        TrainError: naming what cannot be had and the offline options of each.
+    """
+    problems = []
+    if embeddings in CATALOG:
+        try:
+            fetch_vectors(embeddings)
+        except (RuntimeError, OSError, ValueError) as error:
+            problems.append(str(error).rstrip("."))
+    if source in TFDS_CORPORA and not tfds_prepared(source):
+        host, options = TFDS_CORPORA[source]
+        if problems or not readers.host_reachable(host):  # looked up at call time: tests replace it
+            problems.append(f"the corpus {source!r} (tensorflow-datasets) is not downloaded and {host[0]} cannot "
+                            f"be reached. Offline options: {options}")
+    if problems:
+        raise TrainError("; and ".join(problems))
+
+
+def tfds_prepared(name):
+    """Whether tensorflow-datasets has `name` prepared in its data directory (`$TFDS_DATA_DIR`), asked
+    without absl's warning about the missing `dataset_info.json` of a corpus never downloaded."""
+    verbosity = absl_logging.get_verbosity()
+    absl_logging.set_verbosity(absl_logging.ERROR)
+    try:
+        return tfds.builder(name).is_prepared()
+    finally:
+        absl_logging.set_verbosity(verbosity)
 
 
 # Corpus ------------------------------------------------------------------------------------------
@@ -33,8 +88,6 @@ def load_splits(source, max_train_examples=None, max_eval_examples=None, require
     Raises:
         TrainError: when the data cannot be loaded or a required role has no pairs.
     """
-    from zoo.data.corpora import by_role, describe, load_corpus
-
     try:
         corpus, report = load_corpus(source, fields=fields, labels=labels, roles=roles)
         splits = by_role(corpus, report, required=required)
@@ -66,8 +119,6 @@ def cap_splits(splits, max_train_examples=None, max_eval_examples=None):
 # Tokens and vocabulary ---------------------------------------------------------------------------
 def training_vocabulary(train_tokens):
     """The vocabulary of the training sentences (ids 0-2 reserved, then words by decreasing count)."""
-    from zoo.data.vocab import Vocabulary
-
     return Vocabulary.build(train_tokens)
 
 
@@ -89,10 +140,6 @@ def extension_words(vectors, vocab, eval_tokens, top_words, limit, lowercase):
     Returns:
         the list of words to append.
     """
-    import collections
-
-    from zoo.data.embeddings import find_vector
-
     room = max(0, (limit or 0) - len(vocab))
     if not room:
         return []
@@ -118,7 +165,13 @@ def rescued_tokens(eval_tokens, train_vocab, vocab):
 
 
 # Word vectors ------------------------------------------------------------------------------------
-def vocabulary_and_vectors(embeddings, preset, run_dir, resume, tokenizer, splits, seed=0, init_run=None):
+def tokenize_splits(tokenizer, splits):
+    """`{split: tokens}`: each split's sentences tokenized once (`tokenize_sentences`: premises, then
+    hypotheses), for the vocabulary and the counted notes on cut and empty sentences."""
+    return {split: tokenize_sentences(tokenizer, examples, what=split) for split, examples in splits.items()}
+
+
+def vocabulary_and_vectors(embeddings, data, run_dir, resume, tokenizer, splits, seed=0, init_run=None, tokens=None):
     """The run's vocabulary and embedding matrix, under the preset's OOV rule.
 
     The vocabulary holds the training words (after those of `init_run`, whose ids are kept), then, with
@@ -129,13 +182,14 @@ def vocabulary_and_vectors(embeddings, preset, run_dir, resume, tokenizer, split
 
     Args:
         embeddings: `--embeddings`: a vector source name or path, or `"none"` (random vectors).
-        preset: the run's preset.
+        data: the run's `DataSettings` (`max_vocabulary`, `lowercase`, `oov`).
         run_dir: the run directory (`vocab.txt` is written there, or read back when resuming).
         resume: read `vocab.txt` back if it exists.
         tokenizer: the run's `Tokenizer`.
         splits: `{"train": [...], "validation": [...], "test": [...]}`.
         seed: seeds the random OOV vectors.
         init_run: a `Run` to start from (`--init-from`): its words keep their ids and trained vectors.
+        tokens: `tokenize_splits(tokenizer, splits)` when the caller has it (default: tokenized here).
 
     Returns:
         `(vocab, embedding, report)`: `embedding` is `(matrix or None, tunable_mask or None, dim or None,
@@ -146,23 +200,19 @@ def vocabulary_and_vectors(embeddings, preset, run_dir, resume, tokenizer, split
     Raises:
         TrainError: when the vectors cannot be read.
     """
-    from zoo.data.embeddings import build_embedding_matrix, find_vector, load_vectors
-    from zoo.data.vocab import PAD_ID, Vocabulary
-    from zoo.registry import tunable_words_for
-
-    data = preset["data"]
-    train_tokens = tokenize_sentences(tokenizer, splits["train"], what="train")
+    data = data_settings_of(data)
+    tokens = tokens if tokens is not None else tokenize_splits(tokenizer, splits)
+    train_tokens = tokens["train"]
     base = training_vocabulary(train_tokens)
     if init_run is not None:
         base = init_run.vocab.extended(base.words[3:])  # past the reserved ids
-    eval_tokens = [t for split in ("validation", "test") if split in splits
-                   for t in tokenize_sentences(tokenizer, splits[split], what=split)]
+    eval_tokens = [t for split in ("validation", "test") if split in splits for t in tokens[split]]
     path = os.path.join(run_dir, layout.VOCAB_FILE)
     vectors, dim = None, None
     if embeddings != "none":
         try:
             vectors, dim = load_vectors(embeddings, words=set(base.words) | {t for s in eval_tokens for t in s},
-                                        top=data.get("max_vocabulary") or 0)
+                                        top=data.max_vocabulary or 0)
         except Exception as error:
             raise TrainError(f"cannot load word vectors {embeddings!r}: {error}") from None
         if init_run is not None and dim != init_run.model.embedding_dim:
@@ -175,11 +225,11 @@ def vocabulary_and_vectors(embeddings, preset, run_dir, resume, tokenizer, split
                              "directory or pass --overwrite")
     else:
         extra = [] if vectors is None else extension_words(
-            vectors, base, eval_tokens, list(vectors), data.get("max_vocabulary"), data["lowercase"])
+            vectors, base, eval_tokens, list(vectors), data.max_vocabulary, data.lowercase)
         vocab = base.extended(extra)
         vocab.save(path)
     report = {"training_words": len(base), "pretrained_words": len(vocab) - len(base),
-              "max_vocabulary": data.get("max_vocabulary"), **rescued_tokens(eval_tokens, base, vocab)}
+              "max_vocabulary": data.max_vocabulary, **rescued_tokens(eval_tokens, base, vocab)}
     print(f"[vocabulary] {len(base):,} ids from training" + (" and the --init-from run" if init_run else "")
           + f", {report['pretrained_words']:,} more words with pretrained vectors (frozen); dev/test tokens "
           f"unseen in training: {report['unseen']:,} of {report['tokens']:,}, {report['rescued']:,} of them "
@@ -191,9 +241,9 @@ def vocabulary_and_vectors(embeddings, preset, run_dir, resume, tokenizer, split
             matrix = np.random.default_rng(seed).uniform(-0.05, 0.05, (len(vocab), dim)).astype("float32")
             matrix[PAD_ID] = 0.0
     else:
-        built = build_embedding_matrix(vocab, vectors, dim, data["oov"], token_lists=train_tokens, seed=seed)
+        built = build_embedding_matrix(vocab, vectors, dim, data.oov, token_lists=train_tokens, seed=seed)
         matrix, mask = built.matrix, built.tunable_mask
-        tunable_words = tunable_words_for(data["oov"])
+        tunable_words = tunable_words_for(data.oov)
         if tunable_words == "all" and len(vocab) > len(base):  # the rule trains every word: all but the extra
             tunable_words, mask = "oov", mask & (np.arange(len(vocab)) < len(base))
         num_tunable = int(mask.sum()) if tunable_words == "oov" else 0

@@ -1,39 +1,47 @@
-"""The model a run trains: built from the preset, its word vectors loaded, compiled with the paper's
+"""The model a run trains: built from its settings, its word vectors loaded, compiled with the paper's
 optimizer and loss under the distribution strategy."""
 
+import keras
+import numpy as np
+
 from zoo.errors import TrainError
+from zoo.registry import create_model
+from zoo.runs.settings import RunSettings, TrainSettings
+from zoo.training.kernels import use_xla_loops
+from zoo.training.losses import NLILoss
 
 
 def make_optimizer(train):
-    """The optimizer of the preset's train section (Adam with its betas, epsilon and global_clipnorm)."""
-    import keras
+    """The optimizer of the run's `TrainSettings` (Adam with its betas, epsilon and global_clipnorm).
 
-    name = train.get("optimizer", "adam").lower()
-    clip = {"global_clipnorm": train["global_clipnorm"]} if train.get("global_clipnorm") else {}
-    if name == "adam":
-        return keras.optimizers.Adam(learning_rate=float(train["learning_rate"]), beta_1=train["beta_1"],
-                                     beta_2=train["beta_2"], epsilon=train.get("epsilon", 1e-7), **clip)
+    Args:
+        train: `TrainSettings` (or a preset's train section, a dict).
+    """
+    train = TrainSettings.of(train)
+    clip = {"global_clipnorm": train.global_clipnorm} if train.global_clipnorm else {}
+    if train.optimizer == "adam":
+        return keras.optimizers.Adam(learning_rate=float(train.learning_rate), beta_1=train.beta_1,
+                                     beta_2=train.beta_2, epsilon=train.epsilon, **clip)
     try:
-        return keras.optimizers.get({"class_name": name, "config": {"learning_rate": float(train["learning_rate"]), **clip}})
+        return keras.optimizers.get({"class_name": train.optimizer,
+                                     "config": {"learning_rate": float(train.learning_rate), **clip}})
     except ValueError as error:
-        raise TrainError(f"unknown optimizer {name!r}: {error}") from None
+        raise TrainError(f"unknown optimizer {train.optimizer!r}: {error}") from None
 
 
 def make_loss(model, l2=0.0):
     """The training loss: `zoo.training.losses.NLILoss` over the model's non-embedding weight matrices."""
-    from zoo.training.losses import NLILoss
-
     embedding_ids = {id(w) for w in model.embedding.weights}
     weights = [w for w in model.trainable_weights if id(w) not in embedding_ids and len(w.shape) > 1]
     return NLILoss(l2=l2 or 0.0, weights=weights)
 
 
-def build_model(model_name, preset, vocab_size, embeddings, strategy, jit_compile="auto"):
+def build_model(model_name, settings, vocab_size, embeddings, strategy, jit_compile="auto"):
     """Creates, loads the vectors into, and compiles the model inside the strategy scope.
 
     Args:
         model_name: the registered name.
-        preset: the run's preset.
+        settings: the run's `RunSettings` (the model's constructor arguments, its `TrainSettings`).
         vocab_size: rows of the embedding table.
         embeddings: `zoo.training.inputs.vocabulary_and_vectors`' tuple (matrix, mask, dim, tunable_words,
             num_tunable, _).
@@ -43,23 +51,19 @@ def build_model(model_name, preset, vocab_size, embeddings, strategy, jit_compil
     Raises:
         TrainError: the model cannot be built with these settings.
     """
-    import keras
-    from zoo.registry import create_model
-
+    settings = RunSettings.of(settings)
     matrix, mask, dim, tunable_words, num_tunable, _ = embeddings
     with strategy.scope():
         try:
             model = create_model(model_name, vocabulary_size=vocab_size, embedding_dim=dim,
-                                     tunable_words=tunable_words, num_tunable=num_tunable, **preset["model"])
+                                 tunable_words=tunable_words, num_tunable=num_tunable, **settings.model)
         except (TypeError, ValueError) as error:
-            raise TrainError(f"cannot build {model_name!r} with {preset['model']}: {error}") from None
+            raise TrainError(f"cannot build {model_name!r} with {settings.model}: {error}") from None
         if matrix is not None:
             model.set_embeddings(matrix, mask)
         if jit_compile is True:
-            from zoo.training.kernels import use_xla_loops
-
             use_xla_loops(model)  # else Keras keeps XLA off on a GPU for cuDNN-capable LSTMs
-        model.compile(optimizer=make_optimizer(preset["train"]), loss=make_loss(model, preset["train"].get("l2")),
+        model.compile(optimizer=make_optimizer(settings.train), loss=make_loss(model, settings.train.l2),
                       weighted_metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
                       jit_compile=jit_compile)
     return model
@@ -83,8 +87,6 @@ def copy_weights(source, target):
 
 def parameter_counts(model):
     """`{"total", "trainable", "without_embeddings"}` (the last is the papers' |θ|_M)."""
-    import numpy as np
-
     return {"total": int(model.count_params()),
             "trainable": int(sum(int(np.prod(w.shape)) for w in model.trainable_weights)),
             "without_embeddings": int(model.count_params_without_embeddings())}

@@ -13,9 +13,11 @@ is_chief()                                                       # True on worke
 
 import json
 import os
+import shutil
 import socket
 
 import tensorflow as tf
+from tensorflow.python.eager import context  # the coordination service has no public API (see below)
 
 from zoo.runs import layout
 
@@ -97,14 +99,14 @@ def check_tf_config(text=None):
         raise ValueError("--strategy multi_worker needs the TF_CONFIG environment variable "
                          "(cluster and task), see docs/training.md")
     try:
-        config = json.loads(text)
+        tf_config = json.loads(text)
     except ValueError as error:
         raise ValueError(f"TF_CONFIG is not valid JSON: {error}") from None
-    if not isinstance(config, dict) or not isinstance(config.get("cluster"), dict) \
-            or not isinstance(config.get("task"), dict):
+    if not isinstance(tf_config, dict) or not isinstance(tf_config.get("cluster"), dict) \
+            or not isinstance(tf_config.get("task"), dict):
         raise ValueError("TF_CONFIG must be a JSON object with 'cluster' and 'task' objects, e.g. "
                          '{"cluster": {"worker": ["host1:23456", "host2:23456"]}, "task": {"type": "worker", "index": 0}}')
-    cluster, task = config["cluster"], config["task"]
+    cluster, task = tf_config["cluster"], tf_config["task"]
     other = sorted(set(cluster) - set(TRAINING_JOBS))
     if other:
         raise ValueError(f"TF_CONFIG cluster has job(s) {other}: MultiWorkerMirroredStrategy trains with "
@@ -129,7 +131,7 @@ def check_tf_config(text=None):
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(cluster[kind]):
         raise ValueError(f"TF_CONFIG task index {index!r} is not one of the {len(cluster[kind])} "
                          f"{kind!r} address(es) (0 to {len(cluster[kind]) - 1})")
-    return config
+    return tf_config
 
 
 def _split_address(address, where):
@@ -152,8 +154,8 @@ class ClusterTask:
         peers: `[(name, address)]` of the other tasks, e.g. `[("worker 1", "host2:23456")]`.
     """
 
-    def __init__(self, config):
-        cluster, task = config["cluster"], config["task"]
+    def __init__(self, tf_config):
+        cluster, task = tf_config["cluster"], tf_config["task"]
         self.type, self.index = task["type"], task.get("index", 0)
         self.chief = self.type == "chief" or ("chief" not in cluster and self.index == 0)
         self.address = cluster[self.type][self.index]
@@ -204,7 +206,7 @@ class KerasMultiWorkerMirroredStrategy(tf.distribute.MultiWorkerMirroredStrategy
         return tf.nest.map_structure(reduce_one, value)
 
 
-def connect_cluster(config, timeout=DEFAULT_CLUSTER_TIMEOUT):
+def connect_cluster(tf_config, timeout=DEFAULT_CLUSTER_TIMEOUT):
     """Creates the multi-worker strategy of the `TF_CONFIG` cluster once every worker is up.
 
     TensorFlow's coordination service (led by the chief, else worker 0) registers every task before the
@@ -214,7 +216,7 @@ def connect_cluster(config, timeout=DEFAULT_CLUSTER_TIMEOUT):
     then checks that the workers reach each other.
 
     Args:
-        config: the parsed `TF_CONFIG` (`check_tf_config`).
+        tf_config: the parsed `TF_CONFIG` (`check_tf_config`).
         timeout: seconds to wait for every task to register (0: wait forever). The leader gives up about
             `timeout` seconds after it starts, another worker about 5 s later (its last registration
             attempt must time out too).
@@ -228,10 +230,10 @@ def connect_cluster(config, timeout=DEFAULT_CLUSTER_TIMEOUT):
     """
     global _cluster_task
 
-    task = ClusterTask(config)
+    task = ClusterTask(tf_config)
     _check_port_free(task)
     if timeout and timeout > 0:
-        _configure_coordination(config["cluster"], timeout)
+        _configure_coordination(tf_config["cluster"], timeout)
     try:
         strategy = KerasMultiWorkerMirroredStrategy()
         replicas = strategy.reduce("SUM", strategy.experimental_distribute_values_from_function(
@@ -256,8 +258,6 @@ def _configure_coordination(cluster, timeout):
     TensorFlow has no public API for these settings; `MultiWorkerMirroredStrategy` keeps one set before
     it is created (it only configures the service when nothing is configured).
     """
-    from tensorflow.python.eager import context
-
     leader = "chief" if "chief" in cluster else "worker"
     context.context().configure_coordination_service(
         service_type="standalone", service_leader=f"/job:{leader}/replica:0/task:0",
@@ -318,7 +318,7 @@ def follow_chief(chief_dir, worker_dir):
     Each worker keeps its own `BackupAndRestore` state, written at the end of every epoch a moment
     before or after the chief's. A kill between the two would let the workers resume at different
     epochs and then wait for each other forever; starting every non-chief from the chief's state
-    (config, vocabulary, history, best weights, backup, results) makes every worker resume exactly
+    (config.json, vocabulary, history, best weights, backup, results) makes every worker resume exactly
     where the chief resumes. Call it once the cluster is up: the chief then changes its state only in
     training steps, which need this worker (or deletes it with `--overwrite`, as this worker then does).
 
@@ -326,12 +326,10 @@ def follow_chief(chief_dir, worker_dir):
         chief_dir: the run directory.
         worker_dir: this worker's scratch directory (`RUN/workers/TYPE-INDEX`), replaced.
     """
-    import shutil
-
     shutil.rmtree(worker_dir, ignore_errors=True)
     os.makedirs(worker_dir, exist_ok=True)
     if not os.path.exists(os.path.join(chief_dir, RUN_STATE[0])):
-        return  # a new run (the config is written after the vocabulary)
+        return  # a new run (config.json is written after the vocabulary)
     for name in RUN_STATE:
         source, target = os.path.join(chief_dir, name), os.path.join(worker_dir, name)
         try:

@@ -17,42 +17,42 @@ import contextlib
 import os
 import time
 
+import keras
+import tensorflow as tf
+
+from zoo.data import LABELS
+from zoo.data.pipeline import ShapeLog, encode_pairs
+from zoo.data.tokenizer import Tokenizer
 from zoo.errors import TrainError
-from zoo.runs import layout
+from zoo.fileio import LockedError
+from zoo.runs import layout, load_run
+from zoo.runs.datasets import length_grid, length_notes, make_model_batches
+from zoo.runs.evaluation import evaluate_examples, format_results
+from zoo.training import callbacks as cb
+from zoo.training import inputs
+from zoo.training.callbacks.loss_guard import LossGrowthGuard
+from zoo.training.config import MIXED_PRECISION
+from zoo.training.ensemble import combine_members
+from zoo.training.kernels import gpu_plan
+from zoo.training.model import build_model, copy_weights, parameter_counts
+from zoo.training.strategy import configure_cpu_devices, describe, follow_chief, make_strategy, worker_task
 
 __all__ = ["TrainError", "train"]
 
 
 # Settings ----------------------------------------------------------------------------------------
-def check_vectors_available(embeddings):
-    """Fetches named word vectors now (at once when cached), so that a machine without network stops
-    before any data is read, with the offline options in the message.
-
-    Raises:
-        TrainError: when they can be neither found in the cache nor downloaded.
-    """
-    from zoo.data.vectors import CATALOG, fetch_vectors
-
-    if embeddings in CATALOG:
-        try:
-            fetch_vectors(embeddings)
-        except (RuntimeError, OSError, ValueError) as error:
-            raise TrainError(str(error)) from None
-
-
 def load_init_run(config, tokenizer):
     """The run `--init-from` names, checked to fit the new run (same model, sizes and tokenizer), or None.
 
     Raises:
         TrainError: when it cannot be loaded or does not fit.
     """
-    from zoo.runs import load_run
-
     if not config.init_from:
         return None
     try:
         run = load_run(config.init_from)
-    except (FileNotFoundError, ValueError) as error:
+        results = run.results or {}
+    except (FileNotFoundError, ValueError) as error:  # CorruptFileError is a ValueError naming the file
         raise TrainError(f"--init-from: cannot load the run: {error}") from None
     old = run.config
     if not getattr(run.model, "embeds_words", True):
@@ -62,14 +62,14 @@ def load_init_run(config, tokenizer):
         raise TrainError(f"--init-from {config.init_from} is a {old['model']!r} run; train {old['model']!r} "
                          f"(--model {old['model']}) to start from it")
     differences = [f"{key}: {old['preset']['model'].get(key)!r} there, {value!r} here"
-                   for key, value in config.preset["model"].items() if old["preset"]["model"].get(key) != value]
+                   for key, value in config.model_settings.items() if old["preset"]["model"].get(key) != value]
     if differences:
         raise TrainError(f"--init-from {config.init_from} has other model settings ({'; '.join(differences)}): "
                          "the architecture and sizes must match")
     if old["tokenizer"] != tokenizer.get_config():
         raise TrainError(f"--init-from {config.init_from} tokenized with {old['tokenizer']}, this run with "
                          f"{tokenizer.get_config()}: keep the preset's lowercase setting")
-    accuracy = (run.results or {}).get("test_accuracy")
+    accuracy = results.get("test_accuracy")
     print(f"[train] starting from {config.init_from} ({old['model']}, {len(run.vocab):,} words, test accuracy "
           f"{'unknown' if accuracy is None else format(accuracy, '.4f')})", flush=True)
     return run
@@ -79,8 +79,6 @@ def worker_run_dir(run_dir):
     """The directory this process writes: the run directory, or `RUN/workers/TYPE-INDEX` for a non-chief
     worker of the multi-worker strategy created in this process (`zoo.training.strategy.worker_task`),
     reset to a copy of the chief's run state (`zoo.training.strategy.follow_chief`)."""
-    from zoo.training.strategy import follow_chief, worker_task
-
     task = worker_task()
     if task is None or task.chief:
         return run_dir
@@ -96,54 +94,49 @@ def make_callbacks(config, run_dir, logdir, model_dev_pairs, dev_subset, trial_i
     and history before the backup, which commits the epoch's state (`zoo.runs.state`), the epoch marker last.
 
     Returns:
-        `(callbacks, history, backup)`: `backup.start(...)` brings the run to the state to resume from.
+        `(callbacks, history, backup, loss_guard)`: `backup.start(...)` brings the run to the state to resume
+        from; `loss_guard.report()` says whether the loss grew a thousandfold.
     """
-    import keras
-
-    from zoo.data import LABELS
-    from zoo.training import callbacks as cb
-
-    preset = config.preset
     history = cb.EpochHistory(os.path.join(run_dir, layout.HISTORY_FILE))
-    train = preset["train"]
+    train = config.train
     best_path = os.path.join(run_dir, layout.BEST_WEIGHTS_FILE)
     backup_dir = os.path.join(run_dir, layout.BACKUP_DIR)
-    decay = train.get("lr_decay")
+    decay = train.lr_decay
     best = cb.BestCheckpoint(history, backup_dir, monitor="val_accuracy")
     backup = cb.Backup(backup_dir, history=history, best=best, best_path=best_path)
+    loss_guard = LossGrowthGuard(history)
     # Keras's progress line first, so that the epoch's line is complete before any callback prints
-    callbacks = [cb.EpochProgress(), cb.StopOnNonFiniteLoss(), best]
-    if cb.is_plateau_schedule(decay):
+    callbacks = [cb.EpochProgress(), cb.StopOnNonFiniteLoss(), loss_guard, best]
+    if decay is not None and decay.on_plateau:
         # Chen et al.'s released schedule: halve and reload the best weights after every epoch without a
         # dev improvement; stop after `patience` halvings.
-        callbacks.append(cb.HalveOnPlateau(history, train["learning_rate"], best_path, monitor="val_accuracy",
-                                           factor=decay.get("factor", 0.5), max_halvings=train.get("patience"),
-                                           wait=decay.get("wait", 1)))
+        callbacks.append(cb.HalveOnPlateau(history, train.learning_rate, best_path, monitor="val_accuracy",
+                                           factor=decay.factor, max_halvings=train.patience, wait=decay.wait))
     else:
-        callbacks += [keras.callbacks.LearningRateScheduler(cb.learning_rate_schedule(train["learning_rate"], decay)),
-                      cb.ResumableEarlyStopping(history, monitor="val_accuracy", patience=train.get("patience"))]
+        callbacks += [keras.callbacks.LearningRateScheduler(cb.learning_rate_schedule(train.learning_rate, decay)),
+                      cb.ResumableEarlyStopping(history, monitor="val_accuracy", patience=train.patience)]
     callbacks += [
         history,
         cb.TensorBoard(logdir, log_every=config.log_every),
-        cb.HParamsLogger(logdir, cb.flatten_hparams(preset, extra_hparams), trial_id),
+        cb.HParamsLogger(logdir, cb.flatten_hparams(config.preset, extra_hparams), trial_id),
         cb.ConfusionImages(logdir, dev_subset, list(LABELS)),
     ]
     if model_dev_pairs is not None:
         callbacks.append(cb.AttentionImages(logdir, *model_dev_pairs, scale=config.attention_scale))
     callbacks += [backup, cb.EpochMarker(config.pause_after_epoch)]
-    return callbacks, history, backup
+    return callbacks, history, backup, loss_guard
 
 
-def attention_pairs(examples, vocab, tokenizer, preset, count):
-    """The first `count` pairs, encoded, with their tokens and gold labels (for attention images)."""
-    from zoo.data import LABELS
-    from zoo.data.pipeline import encode_pairs
+def attention_pairs(examples, vocab, tokenizer, data, count):
+    """The first `count` pairs, encoded, with their tokens and gold labels (for attention images).
 
+    Args:
+        data: the run's `DataSettings` (the maximum lengths).
+    """
     if count <= 0:
         return None
     examples = examples[:count]
-    data = preset["data"]
-    lp, lh = data["max_premise_length"], data["max_hypothesis_length"]
+    lp, lh = data.max_premise_length, data.max_hypothesis_length
     inputs = encode_pairs([(e["premise"], e["hypothesis"]) for e in examples], vocab, tokenizer,
                           max_premise_length=lp, max_hypothesis_length=lh)
     premise = [tokenizer.tokenize(e["premise"])[:lp or None] for e in examples]
@@ -153,15 +146,10 @@ def attention_pairs(examples, vocab, tokenizer, preset, count):
 
 def write_test_summaries(logdir, results, step):
     """Test accuracy scalar and confusion-matrix image in the `test` TensorBoard run."""
-    import tensorflow as tf
-
-    from zoo.data import LABELS
-    from zoo.training.callbacks import write_confusion_image
-
     writer = tf.summary.create_file_writer(os.path.join(logdir, "test"))
     with writer.as_default(), tf.summary.record_if(True):
         tf.summary.scalar("test_accuracy", results["test"]["accuracy"], step=step)
-    write_confusion_image(writer, results["test"]["confusion_matrix"], list(LABELS), "confusion_matrix/test",
+    cb.write_confusion_image(writer, results["test"]["confusion_matrix"], list(LABELS), "confusion_matrix/test",
                           step, "test")
     writer.close()
 
@@ -171,7 +159,7 @@ def train(config):
     """Trains (or resumes) the run `config` describes and evaluates its best weights on test.
 
     Args:
-        config: the run's `RunConfig` (`RunConfig.from_args` of `train.py`'s command line, or
+        config: the run's `RunConfig` (`RunConfig.from_options` of `train.py`'s command line, or
             `RunConfig.create(**options)`).
 
     Returns:
@@ -181,8 +169,6 @@ def train(config):
         TrainError: for a user error (unknown model or setting, data, conflicting run directory).
     """
     started = time.time()
-    from zoo.training.strategy import configure_cpu_devices, make_strategy
-
     if config.cpu_devices:
         configure_cpu_devices(config.cpu_devices)
     try:  # first: MultiWorkerMirroredStrategy must exist before TensorFlow runs anything
@@ -190,11 +176,9 @@ def train(config):
     except ValueError as error:
         raise TrainError(str(error)) from None
     if config.members:
-        from zoo.training.ensemble import combine_members
-
         with run_directory(config.run_dir):
             return combine_members(config)
-    check_vectors_available(config.embeddings)
+    inputs.check_available(config.embeddings, config.source)  # offline: one message, every offline option
     run_dir = worker_run_dir(config.run_dir)
     with run_directory(run_dir):
         return train_in(run_dir, config, strategy, started)
@@ -205,8 +189,6 @@ def run_directory(run_dir):
     """Holds the run directory's lock while a run writes it (a second writer is refused with one line
     naming the holder). A run that stopped before writing its `config.json` leaves nothing behind: not its
     vocabulary, and not the folder when it made it."""
-    from zoo.fileio import LockedError
-
     existed, had_config = os.path.isdir(run_dir), os.path.exists(os.path.join(run_dir, layout.CONFIG_FILE))
     try:
         lock = layout.lock(run_dir).acquire()
@@ -226,16 +208,6 @@ def run_directory(run_dir):
 
 def train_in(run_dir, config, strategy, started):
     """`train` once the run directory is locked."""
-    import keras
-
-    from zoo.data import LABELS
-    from zoo.data.tokenizer import Tokenizer
-    from zoo.runs.evaluation import format_results
-    from zoo.training import inputs
-    from zoo.training.config import MIXED_PRECISION
-    from zoo.training.model import build_model, copy_weights
-    from zoo.training.strategy import describe
-
     identity = config.identity()
     try:
         state = layout.prepare_run_dir(run_dir, identity, overwrite=config.overwrite)
@@ -249,7 +221,7 @@ def train_in(run_dir, config, strategy, started):
     if state == "extend":
         history = layout.read_json(os.path.join(run_dir, layout.HISTORY_FILE), {"epochs": []})
         print(f"[train] {run_dir} finished {len(history['epochs'])} epoch(s): training it further, to "
-              f"{config.preset['train']['epochs']}, from its best weights (the optimizer's moments start again; "
+              f"{config.train.epochs}, from its best weights (the optimizer's moments start again; "
               f"its results so far are kept in {layout.PREVIOUS_RESULTS_FILE})", flush=True)
         layout.start_extension(run_dir)  # the state's first generation: the best weights, no optimizer
     os.makedirs(run_dir, exist_ok=True)
@@ -257,41 +229,46 @@ def train_in(run_dir, config, strategy, started):
     keras.utils.set_random_seed(config.seed)
     print(f"[train] strategy: {describe(strategy)}", flush=True)
 
-    preset = config.preset
     splits, _ = inputs.load_splits(config.source, config.max_train_examples, config.max_eval_examples,
                                    fields=config.fields, labels=config.labels, roles=config.roles)
-    tokenizer = Tokenizer(lowercase=preset["data"]["lowercase"])
+    tokenizer = Tokenizer(lowercase=config.data.lowercase)
     init_run = load_init_run(config, tokenizer)
+    tokens = inputs.tokenize_splits(tokenizer, splits)
     vocab, embeddings, vocabulary_report = inputs.vocabulary_and_vectors(
-        config.embeddings, preset, run_dir, state != "new", tokenizer, splits, seed=config.seed, init_run=init_run)
+        config.embeddings, config.data, run_dir, state != "new", tokenizer, splits, seed=config.seed,
+        init_run=init_run, tokens=tokens)
+    # pairs cut at the maximum lengths and empty sentences: counted, printed, kept in results.json
+    notes = {split: length_notes(splits[split], tokenizer, config.data, split, tokens=tokens[split])
+             for split in splits}
     if embeddings[2] is None:
         embeddings = embeddings[:2] + (config.random_vectors_dim,) + embeddings[3:]
     _, _, dim, tunable_words, num_tunable, coverage = embeddings
-    saved = dict(config.to_json(), vocabulary_size=len(vocab), embedding_dim=dim, tunable_words=tunable_words,
+    config_json = dict(config.to_json(), vocabulary_size=len(vocab), embedding_dim=dim, tunable_words=tunable_words,
                  num_tunable=num_tunable, tokenizer=tokenizer.get_config(), labels=list(LABELS),
                  vocabulary=vocabulary_report)
     if init_run is not None:
-        saved["init_from"] = {"run_dir": os.path.abspath(init_run.run_dir), "model": init_run.config["model"],
+        config_json["init_from"] = {"run_dir": os.path.abspath(init_run.run_dir), "model": init_run.config["model"],
                               "data": init_run.config.get("data"), "test_accuracy": (init_run.results or {}).get(
                                   "test_accuracy")}
-    layout.save_config(run_dir, saved)
+    layout.save_config(run_dir, config_json)
 
     previous_policy = keras.mixed_precision.global_policy()
     if config.mixed_precision:
         keras.mixed_precision.set_global_policy(MIXED_PRECISION[config.mixed_precision])
     try:
-        model = build_model(config.model, preset, len(vocab), embeddings, strategy, jit_compile=config.jit)
+        model = build_model(config.model, config.settings, len(vocab), embeddings, strategy, jit_compile=config.jit)
         if init_run is not None and state == "new":
             copy_weights(init_run.model, model)
         results = fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage, state)
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
     results["vocabulary"] = vocabulary_report
+    results["inputs"] = notes
     results["timing"]["total_seconds"] = time.time() - started
     layout.write_results(run_dir, results)  # then the backup and earlier results go: only now are results safe
     print(format_results(results), flush=True)
     return {"run_dir": run_dir, "results": results, "model": model, "vocab": vocab, "tokenizer": tokenizer,
-            "config": saved}
+            "config": config_json}
 
 
 def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage, state):
@@ -301,35 +278,28 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     Returns:
         the results dict (written to `results.json` by the caller).
     """
-    from zoo.data import LABELS
-    from zoo.data.pipeline import ShapeLog
-    from zoo.runs.datasets import length_grid, make_dataset
-    from zoo.runs.evaluation import evaluate_examples
-    from zoo.training import callbacks as cb
-    from zoo.training.kernels import gpu_plan
-    from zoo.training.model import parameter_counts
-
-    preset = config.preset
+    settings = config.settings
     shapes = {"train": ShapeLog(), "validation": ShapeLog()}
     randomness = cb.EpochRandomness()  # the data order and dropout masks of epoch N: f(seed, N), resumable
-    datasets = {split: make_dataset(splits[split], vocab, tokenizer, preset,
+    datasets = {split: make_model_batches(splits[split], vocab, tokenizer, settings,
                                     shuffle=split == "train" and config.shuffle, seed=config.seed,
                                     bucket=config.bucket, shape_log=shapes[split], report_trees=split,
                                     epoch=randomness.epoch if split == "train" else None)
                 for split in ("train", "validation")}
-    print(f"[train] batch shapes: at most {length_grid(preset).num_cells} "
-          f"({length_grid(preset)}), batch dimension {preset['train']['batch_size']}", flush=True)
+    grid = length_grid(config.data)
+    print(f"[train] batch shapes: at most {grid.num_cells} ({grid}), batch dimension {config.train.batch_size}",
+          flush=True)
     chief_logdir = run_dir == config.run_dir
     logdir = (config.logdir if chief_logdir else None) or os.path.join(run_dir, layout.LOGS_DIR)
-    dev_subset = datasets["validation"].take(max(1, 2000 // preset["train"]["batch_size"]))
-    pairs = attention_pairs(splits["validation"], vocab, tokenizer, preset, config.attention_examples)
+    dev_subset = datasets["validation"].take(max(1, 2000 // config.train.batch_size))
+    pairs = attention_pairs(splits["validation"], vocab, tokenizer, config.data, config.attention_examples)
     extra = {"model": config.model, "embeddings": config.embeddings, "embedding_dim": int(model.embedding_dim),
              "strategy": config.strategy, "mixed_precision": config.mixed_precision or "none", "seed": config.seed,
              "data.source": str(config.source), "init_from": str(config.init_from or "none"),
              "data.max_train_examples": config.max_train_examples or "all",
              "data.max_eval_examples": config.max_eval_examples or "all"}
-    callbacks, history, backup = make_callbacks(config, run_dir, logdir, pairs, dev_subset,
-                                                os.path.normpath(config.run_dir), extra)
+    callbacks, history, backup, loss_guard = make_callbacks(config, run_dir, logdir, pairs, dev_subset,
+                                                            os.path.normpath(config.run_dir), extra)
     callbacks.insert(1, randomness)
     plan = gpu_plan(model, distributed=model.distribute_strategy.num_replicas_in_sync > 1)
     print(f"[train] XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} LSTM(s) "
@@ -337,7 +307,7 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     fit_started = time.time()
     backup.set_model(model)
     with model.distribute_strategy.scope():  # the optimizer's variables, mirrored like the model's
-        initial_epoch = backup.start(state, preset["train"]["epochs"])  # None: training is complete
+        initial_epoch = backup.start(state, config.train.epochs)  # None: training is complete
     if initial_epoch is not None:
         fit_in_cluster(model, datasets, config, callbacks, initial_epoch, run_dir)
         print(f"[train] training saw {shapes['train'].describe()}; validation saw "
@@ -345,8 +315,8 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     fit_seconds = time.time() - fit_started
     best_epoch = backup.load_best()  # the epoch of the weights evaluated, reported as results' best_epoch
     eval_started = time.time()
-    dev = evaluate_examples(model, splits["validation"], vocab, tokenizer, preset)
-    test = evaluate_examples(model, splits["test"], vocab, tokenizer, preset)
+    dev = evaluate_examples(model, splits["validation"], vocab, tokenizer, settings)
+    test = evaluate_examples(model, splits["test"], vocab, tokenizer, settings)
     epochs = history.epochs
     results = {
         "model": config.model, "run_dir": run_dir, "test": test, "dev": dev,
@@ -359,6 +329,9 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
         "batch_shapes": {split: sorted(list(s) for s in log.shapes) for split, log in shapes.items()},
         "timing": {"fit_seconds_this_process": fit_seconds, "eval_seconds": time.time() - eval_started},
     }
+    loss_report = loss_guard.report()
+    if loss_report is not None:
+        results["loss_growth"] = loss_report
     write_test_summaries(logdir, results, max(len(epochs) - 1, 0))
     cb.write_hparams_metrics(logdir, results)  # the HParams session shows what results.json reports
     return results
@@ -372,14 +345,10 @@ def fit_in_cluster(model, datasets, config, callbacks, initial_epoch, run_dir):
     Raises:
         TrainError: a worker of the cluster stopped, the loss diverged, or the user interrupted.
     """
-    import tensorflow as tf
-
-    from zoo.training.callbacks import NonFiniteLossError
-
     try:
-        model.fit(datasets["train"], validation_data=datasets["validation"], epochs=config.preset["train"]["epochs"],
+        model.fit(datasets["train"], validation_data=datasets["validation"], epochs=config.train.epochs,
                   initial_epoch=initial_epoch, callbacks=callbacks, verbose=config.fit_verbose, shuffle=False)
-    except NonFiniteLossError as error:
+    except cb.NonFiniteLossError as error:
         raise TrainError(f"{error}: training stopped, no results written; {run_dir} keeps the state of the last "
                          f"good epoch. Lower the learning rate or check the word vectors, then train again "
                          f"(--overwrite, or another --run-dir)") from None

@@ -2,6 +2,8 @@
 
 import os
 
+from zoo.errors import ConfigError
+from zoo.runs.settings import LearningRateDecay
 from zoo.training.callbacks.monitor import ReplayingMonitor
 
 
@@ -10,29 +12,31 @@ def learning_rate_schedule(learning_rate, decay):
 
     Args:
         learning_rate: the initial learning rate.
-        decay: None (constant) or `{"type": "exponential", "rate": r, "every_epochs": k}`
-            (lr * r ** (epoch // k)) or `{"type": "step", "rate": r, "every_epochs": k}` (same thing).
+        decay: the run's `LearningRateDecay` (`TrainSettings.lr_decay`): None (constant), `exponential` or
+            `step` with `rate` r and `every_epochs` k (lr * r ** (epoch // k)); an `lr_decay` setting as a
+            preset writes it (None, a number, `{"type": "exponential", "rate": r, "every_epochs": k}`) is
+            read with `LearningRateDecay.of`.
 
     Returns:
         `f(epoch, lr) -> float`, a function of the epoch index only (so that resuming is exact).
 
     Raises:
-        ValueError: for an unknown decay type.
+        ConfigError: for an unknown decay type, or `halve_on_plateau` (a callback: `HalveOnPlateau`).
     """
+    decay = LearningRateDecay.of(decay)
     if decay is None:
         return lambda epoch, lr=None: float(learning_rate)
-    if isinstance(decay, (int, float)):
-        decay = {"type": "exponential", "rate": float(decay), "every_epochs": 1}
-    kind = decay.get("type", "exponential")
-    if kind not in ("exponential", "step"):
-        raise ValueError(f"unknown lr_decay type {kind!r}; use 'exponential', 'step' or 'halve_on_plateau'")
-    rate, every = float(decay["rate"]), int(decay.get("every_epochs", 1))
+    if decay.on_plateau:
+        raise ConfigError("lr_decay halve_on_plateau is not a per-epoch function: use HalveOnPlateau")
+    rate, every = decay.rate, decay.every_epochs
     return lambda epoch, lr=None: float(learning_rate * rate ** (epoch // every))
 
 
 def is_plateau_schedule(decay):
-    """Whether an `lr_decay` setting asks for `HalveOnPlateau` (`{"type": "halve_on_plateau", ...}`)."""
-    return isinstance(decay, dict) and decay.get("type") == "halve_on_plateau"
+    """Whether an `lr_decay` setting (a `LearningRateDecay` or as a preset writes it) asks for
+    `HalveOnPlateau`."""
+    decay = LearningRateDecay.of(decay)
+    return decay is not None and decay.on_plateau
 
 
 class HalveOnPlateau(ReplayingMonitor):
