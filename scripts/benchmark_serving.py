@@ -522,6 +522,8 @@ def main(argv=None):
     cores = os.cpu_count() or 1
     thread_settings = sorted({cores if t == "all" else int(t) for t in args.threads.split(",")})
     pairs = read_pairs(args.data)
+    if args.profile:
+        args.quantize = []  # the profile reads the SavedModel only: no TFLite conversions to wait for
     os.makedirs(args.work_dir, exist_ok=True)
     configs = []
     for model_name in args.models:
