@@ -6,10 +6,16 @@ the PyTorch reference ESIM), each model at its paper size with random weights.
         --torch-reference ESIM --torch-python /work/torchenv/bin/python
     python scripts/benchmark_serving.py --data ../shared/data/snli_1.0_dev_tokens --markdown
 
+The machine comes first (`scripts/machine.py`: CPU model, family / model, flags, thread settings, the
+fp32 GEMM peak on one thread and every core); `b32 % GEMM peak` is ESIM's useful arithmetic at batch 32
+(its products on the real tokens, `machine.esim_flops`) over that peak at the same thread count.
+
 What is measured, for every model (a 40,000-word vocabulary, 300-d vectors, the preset's sizes):
 - `saved_model`: the exported SavedModel's `serving_default` from raw strings (tokenization, vocabulary
   lookup and truncation in the graph, as TF Serving runs it), exported as `export.py` does (a batch of
-  more than 32 pairs runs in length-sorted chunks of 32); `saved_model:whole` exported with
+  more than 32 pairs runs in length-sorted chunks of 32; bi-LSTMs on packed sequences,
+  `zoo.layers.recurrent.packed_inference`); `saved_model:keras-loops` (`--keras-loops`) the same export
+  with the bi-LSTMs on Keras's loops (before/after packing); `saved_model:whole` exported with
   `--chunk-size 0` (`--whole-batches`: each batch whole, padded to its longest sentences);
   `saved_model+xla` exported with `--xla-max-batch N` (small batches through XLA);
 - `keras`: the Keras model from token ids, called in a `tf.function` (no tokenization);

@@ -24,11 +24,11 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
 
     Which loop runs (`fused`):
     - `"auto"` (default): the fused loop for a training step (`training=True`) on a CPU under TensorFlow or
-      JAX; otherwise Keras's own `Bidirectional`. Inference keeps Keras's loops everywhere (on this CPU
-      they serve as fast: `scripts/benchmark_serving.py`), so exported SavedModels and TFLite models are
-      unchanged; a GPU keeps what the GPU figures were measured on (TensorFlow: two cuDNN LSTMs; JAX: two
-      `lax.scan`s).
-    - `True` / `False`: the fused loop for every training step / never.
+      JAX; for inference inside `packed_inference` (the exported SavedModel's serving graph) on a CPU under
+      TensorFlow, the packed loop (`packed_call`: no work on padding); otherwise Keras's own
+      `Bidirectional` (evaluation, `predict`, XLA, TFLite). A GPU keeps what the GPU figures were measured
+      on (TensorFlow: two cuDNN LSTMs; JAX: two `lax.scan`s).
+    - `True` / `False`: the fused loop for every training step (and packing where asked) / never.
 
     The fused loop (the LSTM as Keras computes it, gates i, f, g, o):
 
