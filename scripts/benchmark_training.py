@@ -23,7 +23,8 @@ and each epoch's end (checkpoints, backup, TensorBoard), and the benchmark times
 wait after the last step (such as tf.data's autotuner's, issue 27) shows as `fit tail`. Columns:
 - `steps s`: first step's start to last step's end of a steady epoch (epochs after the first, mean);
 - `epoch s`: a steady epoch's start to the next one's (validation and every callback included);
-- `median / max step ms`; `fit tail s`: from the last epoch's end to `fit`'s return;
+- `median / max step ms`; `fit tail s`: from the last epoch's end to `fit`'s return; each run also
+  prints what a steady epoch's end costs: the validation pass and each of the run's callbacks;
 - per-pair rate and fixed part: from the steady epochs of the two sizes of `--pairs` (1,024 and 2,048 by
   default): `rate = (n2 - n1) / (t2 - t1)`, `fixed = t1 - n1 / rate`; a wait or a constant cost shows as
   `fixed` and no longer hides in pairs/s;
@@ -152,6 +153,20 @@ def make_clock(keras_loops=False, profile_epoch=None):
     return StepClock()
 
 
+def timed(method, name, clock):
+    """`method` (a callback's `on_epoch_end`), its seconds added to the clock's current epoch under `name`."""
+    def wrapper(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            if clock.current is not None:
+                spent = clock.current.setdefault("callbacks", {})
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - started
+
+    return wrapper
+
+
 def epoch_figures(clock, fit_returned):
     """Per epoch: steps, steps span, median and max step, validation, time after the last step, span to
     the next epoch's start (or to `fit`'s return for the last)."""
@@ -164,6 +179,7 @@ def epoch_figures(clock, fit_returned):
                     "median_step_ms": 1e3 * statistics.median(durations), "max_step_ms": 1e3 * max(durations),
                     "validation_s": epoch.get("test_end", 0) - epoch.get("test_begin", 0),
                     "after_steps_s": epoch["end"] - steps[-1][1], "epoch_s": following - epoch["begin"],
+                    "callbacks_s": epoch.get("callbacks", {}),
                     "end_since_fit_s": epoch["end"] - clock.train_begin})
     return {"epochs": out, "fit_tail_s": fit_returned - clock.epochs[-1]["end"],
             "fit_s": fit_returned - clock.train_begin}
@@ -203,6 +219,8 @@ def measure(args):
 
     def callbacks_and_clock(*a, **k):
         callbacks, history, backup = make_callbacks(*a, **k)
+        for callback in callbacks:  # what each of the run's callbacks adds to an epoch's end
+            callback.on_epoch_end = timed(callback.on_epoch_end, type(callback).__name__, clock)
         return callbacks + [clock], history, backup
 
     def timed_fit(*a, **k):
@@ -525,6 +543,13 @@ def main(argv=None):
                       f"fit returned {m['fit_tail_s']:.2f} s after the last epoch's end; epochs end at "
                       + ", ".join(f"{e['end_since_fit_s']:.2f}" for e in m["epochs"]) + " s after fit began",
                       flush=True)
+                spent = {}
+                for epoch in m["epochs"][1:] or m["epochs"]:
+                    for callback, seconds in epoch["callbacks_s"].items():
+                        spent[callback] = spent.get(callback, 0.0) + seconds / len(m["epochs"][1:] or m["epochs"])
+                print(f"  a steady epoch's end: validation {statistics.mean(e['validation_s'] for e in m['epochs'][1:] or m['epochs']):.2f} s; "
+                      "callbacks " + ", ".join(f"{k} {v:.2f} s" for k, v in sorted(spent.items(), key=lambda kv: -kv[1])
+                                               if v >= 0.005), flush=True)
                 if args.profile:
                     print_profile(name, m)
                 if batches:

@@ -25,6 +25,7 @@ def test_benchmark_trains_through_the_trainer_and_times_every_step(tmp_path):
     assert 0 < epoch["median_step_ms"] <= epoch["max_step_ms"]
     assert 0 < epoch["steps_s"] <= epoch["epoch_s"]
     assert epoch["validation_s"] > 0                                # the trainer's epoch: validation included
+    assert {"BestCheckpoint", "Backup"} <= set(epoch["callbacks_s"])  # the run's own callbacks, each timed
     assert run["fit_tail_s"] < 5                                    # no wait after the last epoch (autotune off)
     assert run["vocabulary_size"] > 3                               # the run's vocabulary, built by the trainer
     assert "| `bowman_lstm` | 64 | 1 | off |" in proc.stdout
