@@ -546,8 +546,8 @@ def main(argv=None):
     info = machine.describe(args.gemm_seconds, thread_settings)
     print("\n".join(machine.lines(info)), flush=True)
     pairs = read_pairs(args.data)
-    if args.profile:
-        args.quantize = []  # the profile reads the SavedModel only: no TFLite conversions to wait for
+    if args.profile or (args.variants and not any(v.startswith("tflite") for v in args.variants)):
+        args.quantize = []  # no TFLite variant to measure: no TFLite conversions to wait for
     os.makedirs(args.work_dir, exist_ok=True)
     configs = []
     for model_name in args.models:

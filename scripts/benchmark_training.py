@@ -61,6 +61,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import machine  # noqa: E402  (scripts/machine.py: standard library only at import)
 
+# TensorFlow and the zoo are imported inside `measure` and the helpers it calls, not here: the parent
+# process never loads TensorFlow, and each measuring process sets its thread pools before anything runs.
+
 RESULT_MARK = "RESULT "
 
 

@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import time
@@ -76,7 +75,7 @@ def threads_settings():
 def gemm_child(threads, seconds):
     """In a fresh process: TensorFlow's fp32 MatMul rate (GFLOP/s) on each of `SHAPES` at `threads` threads."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import tensorflow as tf
+    import tensorflow as tf  # here, not at the head: only this fresh process loads it (its pools fixed first)
 
     tf.config.threading.set_intra_op_parallelism_threads(threads)
     tf.config.threading.set_inter_op_parallelism_threads(threads)
