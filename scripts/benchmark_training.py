@@ -1,5 +1,6 @@
-"""Training speed on the path `nli-zoo train` runs: per-step and per-epoch times, the per-pair rate from
-two data sizes, each figure with its CPU and its share of that CPU's measured GEMM peak.
+"""Training speed on the path `nli-zoo train` runs, each figure with its CPU and its share of its GEMM peak.
+
+Per-step and per-epoch times, and the per-pair rate and fixed part of an epoch from two data sizes.
 
     python scripts/benchmark_training.py --models esim --threads 1
     python scripts/benchmark_training.py --models esim --threads 1 --autotune       # tf.data's autotuner on
