@@ -6,10 +6,16 @@ the PyTorch reference ESIM), each model at its paper size with random weights.
         --torch-reference ESIM --torch-python /work/torchenv/bin/python
     python scripts/benchmark_serving.py --data ../shared/data/snli_1.0_dev_tokens --markdown
 
+The machine comes first (`scripts/machine.py`: CPU model, family / model, flags, thread settings, the
+fp32 GEMM peak on one thread and every core); `b32 % GEMM peak` is ESIM's useful arithmetic at batch 32
+(its products on the real tokens, `machine.esim_flops`) over that peak at the same thread count.
+
 What is measured, for every model (a 40,000-word vocabulary, 300-d vectors, the preset's sizes):
 - `saved_model`: the exported SavedModel's `serving_default` from raw strings (tokenization, vocabulary
   lookup and truncation in the graph, as TF Serving runs it), exported as `export.py` does (a batch of
-  more than 32 pairs runs in length-sorted chunks of 32); `saved_model:whole` exported with
+  more than 32 pairs runs in length-sorted chunks of 32; bi-LSTMs on packed sequences,
+  `zoo.layers.recurrent.packed_inference`); `saved_model:keras-loops` (`--keras-loops`) the same export
+  with the bi-LSTMs on Keras's loops (before/after packing); `saved_model:whole` exported with
   `--chunk-size 0` (`--whole-batches`: each batch whole, padded to its longest sentences);
   `saved_model+xla` exported with `--xla-max-batch N` (small batches through XLA);
 - `keras`: the Keras model from token ids, called in a `tf.function` (no tokenization);
@@ -30,6 +36,8 @@ and 256 (pairs/s over `--pairs` pairs in their order, batches padded to their lo
 `--profile` instead traces the SavedModel's `serving_default` with the TensorFlow profiler at
 `--profile-batch` pairs (on each thread setting) and prints where the time goes: by op type, by part of
 the graph (tokenization and lookup, each recurrent layer, the rest) and the executor's share.
+`b32 CPU ms/pair` is the CPU time of every thread of the subprocess per pair at batch 32 (on a machine
+shared with other jobs, the work done whatever the waiting; PyTorch's waiting threads spin, which counts).
 `peak MB` is the subprocess's peak resident memory, `size MB` the model on disk (SavedModel version
 folder, `.tflite` file, Keras weights file, PyTorch parameters).
 
@@ -50,6 +58,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 DEFAULT_MODELS = ("rocktaschel_wbw", "mlstm", "esim")
@@ -57,6 +66,8 @@ QUANTIZATIONS = ("none", "dynamic-range", "float16")
 THROUGHPUT_BATCHES = (32, 256)
 TFLITE_BATCHES = (1, 32)  # latency model, throughput model
 RESULT_MARK = "BENCHMARK_RESULT "
+
+import machine  # noqa: E402  (scripts/machine.py: standard library only at import)
 
 
 # Pairs -----------------------------------------------------------------------------------------------
@@ -128,10 +139,18 @@ def build_artifacts(args, model_name, pairs):
     wanted = [("saved_model", 0, chunk)]
     wanted += [("saved_model:whole", 0, 0)] if args.whole_batches else []
     wanted += [("saved_model+xla", args.xla_max_batch, chunk)] if args.xla_max_batch else []
+    wanted += [("saved_model:keras-loops", 0, chunk)] if args.keras_loops else []
     for name, xla, chunk in wanted:
         model_dir = os.path.join(root, name.replace("+", "_").replace(":", "_") + f"_c{chunk}")
         if not os.path.exists(os.path.join(model_dir, "1", "saved_model.pb")):
-            run = run or zoo.load(run_dir)
+            run = zoo.load(run_dir)  # a fresh model each: the loop choice below stays with its export
+            if name.endswith("keras-loops"):  # the bi-LSTMs on Keras's loops: the serving graph before packing
+                from zoo.layers.recurrent import BidirectionalLSTM
+                from zoo.training.kernels import iter_layers
+
+                for layer in iter_layers(run.model):
+                    if isinstance(layer, BidirectionalLSTM):
+                        layer.fused = False
             log(f"{model_name}: exporting {name}")
             shutil.rmtree(model_dir, ignore_errors=True)
             export_saved_model(run, model_dir, 1, xla_max_batch=xla, chunk_size=chunk,
@@ -187,10 +206,13 @@ def measure(call, latency_inputs, throughput_inputs):
         latencies.append(time.perf_counter() - started)
     result = {"p50_ms": 1e3 * percentile(latencies, 50), "p99_ms": 1e3 * percentile(latencies, 99)}
     for size, items in throughput_inputs.items():
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         for item, _ in items:
             call(item)
-        result[f"b{size}_pairs_per_s"] = sum(n for _, n in items) / (time.perf_counter() - started)
+        pairs = sum(n for _, n in items)
+        result[f"b{size}_pairs_per_s"] = pairs / (time.perf_counter() - started)
+        # CPU seconds of every thread of the process: on a shared machine, the work done, whatever the wait
+        result[f"b{size}_cpu_ms_per_pair"] = 1e3 * (time.process_time() - cpu) / pairs
     return result
 
 
@@ -403,6 +425,7 @@ def run_child(command, env=None):
 # Report ---------------------------------------------------------------------------------------------------
 COLUMNS = (("p50_ms", "b1 p50 ms", "{:.2f}"), ("p99_ms", "b1 p99 ms", "{:.2f}"),
            ("b32_pairs_per_s", "b32 pairs/s", "{:.0f}"), ("b256_pairs_per_s", "b256 pairs/s", "{:.0f}"),
+           ("b32_cpu_ms_per_pair", "b32 CPU ms/pair", "{:.2f}"),
            ("peak_mb", "peak MB", "{:.0f}"))
 
 
@@ -418,7 +441,7 @@ def summarize(rounds):
     return out
 
 
-def format_row(model, variant, threads, size_bytes, summary, markdown):
+def format_row(model, variant, threads, size_bytes, summary, markdown, share=None):
     cells = [model, variant, str(threads), f"{size_bytes / 1e6:.1f}"]
     if "error" in summary:
         cells += ["error: " + summary["error"]] + [""] * (len(COLUMNS) - 1)
@@ -429,12 +452,13 @@ def format_row(model, variant, threads, size_bytes, summary, markdown):
             if high > low and key != "peak_mb":
                 cell += f" ({fmt.format(low)}-{fmt.format(high)})"
             cells.append(cell)
+    cells.append("-" if share is None else f"{100 * share:.1f}%")
     return ("| " + " | ".join(cells) + " |") if markdown else "  ".join(f"{c:<22}" if i > 3 else f"{c:<16}"
                                                                           for i, c in enumerate(cells))
 
 
 def header(markdown):
-    names = ["model", "variant", "threads", "size MB"] + [title for _, title, _ in COLUMNS]
+    names = ["model", "variant", "threads", "size MB"] + [title for _, title, _ in COLUMNS] + ["b32 % GEMM peak"]
     if markdown:
         return "| " + " | ".join(names) + " |\n|" + "---|" * len(names)
     return "  ".join(f"{c:<22}" if i > 3 else f"{c:<16}" for i, c in enumerate(names))
@@ -493,6 +517,10 @@ def build_parser():
                         help="also measure the SavedModel exported with --xla-max-batch N")
     parser.add_argument("--chunk-size", type=int, default=None,
                         help="export the SavedModels with --chunk-size N (default: export.py's, 32)")
+    parser.add_argument("--keras-loops", action="store_true",
+                        help="also measure the SavedModel exported with Keras's bi-LSTM loops (no packing: before/after)")
+    parser.add_argument("--gemm-seconds", type=float, default=1.0,
+                        help="seconds per shape of the machine's GEMM peak measurement (0: skip it)")
     parser.add_argument("--whole-batches", action="store_true",
                         help="also measure the SavedModel exported with --chunk-size 0 (whole batches)")
     parser.add_argument("--torch-reference", default=None, help="a checkout of github.com/coetaur0/ESIM (ESIM only)")
@@ -519,9 +547,13 @@ def main(argv=None):
         return None
     if args.torch_reference and not args.torch_python:
         raise SystemExit("benchmark_serving.py: error: --torch-reference needs --torch-python")
-    cores = os.cpu_count() or 1
+    cores = machine.cpu()["cores"] or 1
     thread_settings = sorted({cores if t == "all" else int(t) for t in args.threads.split(",")})
+    info = machine.describe(args.gemm_seconds, thread_settings)
+    print("\n".join(machine.lines(info)), flush=True)
     pairs = read_pairs(args.data)
+    if args.profile or (args.variants and not any(v.startswith("tflite") for v in args.variants)):
+        args.quantize = []  # no TFLite variant to measure: no TFLite conversions to wait for
     os.makedirs(args.work_dir, exist_ok=True)
     configs = []
     for model_name in args.models:
@@ -553,24 +585,45 @@ def main(argv=None):
             log(f"{config['model']} {config['variant']} threads={config['threads']} round {number + 1}/{args.rounds}")
             config["rounds"].append(run_child(config["command"]))
     records, lines = [], []
+    flops = {name: forward_flops(args, name, pairs) for name in args.models}
     for config in configs:
         size = config["size_bytes"]
         if size is None:
             size = next((r["size_bytes"] for r in config["rounds"] if "size_bytes" in r), 0)
+        summary = summarize(config["rounds"])
+        peak = machine.peak_for(info, config["threads"])
+        share = (summary["b32_pairs_per_s"][0] * flops[config["model"]] / (peak * 1e9)
+                 if flops[config["model"]] and peak and "error" not in summary else None)
         records.append({"model": config["model"], "variant": config["variant"], "threads": config["threads"],
-                        "size_bytes": size, "rounds": config["rounds"]})
-        lines.append(format_row(config["model"], config["variant"], config["threads"], size,
-                                summarize(config["rounds"]), args.markdown))
-    machine = (f"{platform.processor() or platform.machine()}, {cores} cores, Python {platform.python_version()}, "
-               f"{args.rounds} round(s) per configuration")
-    print(f"# {machine}; pairs: {args.data or 'zoo/data/sample (shipped SNLI rows)'}")
+                        "size_bytes": size, "rounds": config["rounds"], "b32_gemm_peak_share": share})
+        lines.append(format_row(config["model"], config["variant"], config["threads"], size, summary, args.markdown,
+                                share))
+    described = (f"{machine.cpu_label(info)}; peak fp32 GEMM (TensorFlow MatMul) " + ", ".join(
+        f"{t} thread(s) {p:.0f} GFLOP/s" for t, p in info["peak_gflops"].items()) +
+        f"; Python {platform.python_version()}, {args.rounds} round(s) per configuration")
+    print(f"# {described}; pairs: {args.data or 'zoo/data/sample (shipped SNLI rows)'}")
     print(header(args.markdown))
     print("\n".join(lines))
     if args.json:
         from zoo.fileio import write_json
 
-        write_json(args.json, {"machine": machine, "records": records})
+        write_json(args.json, {"machine": info, "records": records, "forward_flops_per_pair": flops})
     return records
+
+
+def forward_flops(args, model_name, pairs):
+    """ESIM's forward FLOPs per pair on the real tokens of the measured pairs (`machine.esim_flops`), else None."""
+    if model_name != "esim":
+        return None
+    import numpy as np
+
+    import zoo
+
+    run = zoo.load(os.path.join(args.work_dir, model_name, "run"))
+    ids = run.encode(pairs[:args.pairs])
+    lengths = [(ids[k] != 0).sum(axis=1) for k in ("premise", "hypothesis")]
+    hidden = run.config["preset"]["model"]["hidden_size"]
+    return float(np.mean([machine.esim_flops(p, h, hidden, args.embedding_dim) for p, h in zip(*lengths)]))
 
 
 if __name__ == "__main__":

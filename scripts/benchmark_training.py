@@ -1,293 +1,296 @@
-"""Training speed of the zoo's models on any Keras backend: compilation, first epoch, steady pairs/s,
-batch shapes and peak memory, each model at its paper size.
+"""Training speed on the path `nli-zoo train` runs, each figure with its CPU and its share of its GEMM peak.
 
-    python scripts/benchmark_training.py                          # every registered model, this backend
-    KERAS_BACKEND=jax python scripts/benchmark_training.py --models esim rocktaschel_wbw --runs 2
-    python scripts/benchmark_training.py --data ../shared/data/snli_1.0_dev_tokens --shapes-only
-    python scripts/benchmark_training.py --models esim --threads 1 --runs 3 --vocabulary 40000 \
+Per-step and per-epoch times, and the per-pair rate and fixed part of an epoch from two data sizes.
+
+    python scripts/benchmark_training.py --models esim --threads 1
+    python scripts/benchmark_training.py --models esim --threads 1 --autotune       # tf.data's autotuner on
+    python scripts/benchmark_training.py --models esim --threads 1 --runs 3 \
         --torch-reference ESIM --torch-python /path/to/torch-env/bin/python
-    python scripts/benchmark_training.py --models esim --threads 1 --runs 1 --vocabulary 40000 --profile
+    python scripts/benchmark_training.py --models esim --data /work/shared/data/snli_1.0_dev_head/snli_1.0_dev_head.jsonl
+    python scripts/benchmark_training.py --models esim --threads 1 --profile
+    python scripts/benchmark_training.py --shapes-only --data snli_sample
 
-Needs no TensorFlow (so it runs under JAX on a machine without it): pairs come as tokens (the leaves of
-SNLI's binary parses in the shipped rows, or a folder of premise.txt / hypothesis.txt / label.txt), are
-batched by the same length grid as training (`zoo.data.batching`: at most 12 batch shapes, fixed batch
-dimension, weight-0 filler rows) and fed through `keras.utils.PyDataset`. The model, optimizer, loss and
-metric are the training run's (`zoo.create_model` with the preset, `zoo.training.model.make_optimizer`,
-`NLILoss`, weighted accuracy); word vectors are random 300-d (speed does not depend on them).
+What runs: each measurement is a fresh process that calls `zoo.training.train` (the function behind
+`nli-zoo train`: `RunConfig`, the trainer's model building and compilation, the `zoo.data` tf.data
+pipeline, every callback of a run) in a throwaway run directory, with random 300-d word vectors
+(`--embeddings none`; speed does not depend on their values) and the preset's sizes. The pairs come from
+the library's loaders (`zoo.data.corpora.load_corpus`: `--data` is anything `nli-zoo train --data` takes,
+default the shipped SNLI rows `snli_sample`; `snli` is the full corpus from tensorflow-datasets); their
+training pairs (or, for a single file, its pairs) are repeated in order up to `--pairs` and written as a
+throwaway NLI folder (train.jsonl, dev.jsonl and test.jsonl of `--eval-pairs`) that the run reads back.
 
-Each model is measured in a fresh process, `--runs` times in a row, sharing the compilation cache
-(`--compile-cache`): the first run pays every XLA compilation, a second one reads them back (JAX's
-persistent compilation cache; TensorFlow's `--tf_xla_persistent_cache_directory`), so its first epoch
-shows what a rerun of the same training command pays. Columns:
-- `shapes`: distinct batch shapes of an epoch (one compilation each);
-- `first epoch s` of each run: compilation, tracing and one epoch;
-- `steady epoch s`, `pairs/s`: the mean of `--epochs` further epochs;
-- `peak memory`: the accelerator's peak bytes in use where the backend reports it, else the process's
-  peak resident memory (marked `host`).
+A callback the benchmark adds to the run's own callbacks times every training step, the validation pass
+and each epoch's end (checkpoints, backup, TensorBoard), and the benchmark times `fit`'s return, so a
+wait after the last step (such as tf.data's autotuner's, issue 27) shows as `fit tail`. Columns:
+- `steps s`: first step's start to last step's end of a steady epoch (epochs after the first, mean);
+- `epoch s`: a steady epoch's start to the next one's (validation and every callback included);
+- `median / max step ms`; `fit tail s`: from the last epoch's end to `fit`'s return; each run also
+  prints what a steady epoch's end costs: the validation pass and each of the run's callbacks;
+- per-pair rate and fixed part: from the steady epochs of the two sizes of `--pairs` (1,024 and 2,048 by
+  default): `rate = (n2 - n1) / (t2 - t1)`, `fixed = t1 - n1 / rate`; a wait or a constant cost shows as
+  `fixed` and no longer hides in pairs/s;
+- `% GEMM peak` (ESIM): the steady pairs/s times ESIM's useful training FLOPs per pair (3x the forward
+  pass on the real, unpadded tokens; `scripts/machine.py`) over this machine's measured GEMM peak at the
+  same thread count.
 
-`--threads N` runs each measuring process on N threads (TensorFlow's intra- and inter-op pools; under
-JAX, XLA's CPU thread pool). `--torch-reference DIR` (a checkout of github.com/coetaur0/ESIM, the folder
-holding `esim/`) with `--torch-python` (an environment with PyTorch; the zoo never depends on it) also
-trains the reference's `ESIM` on the same batches, epoch by epoch, as its own training script does (Adam
-at 0.0004, cross-entropy, gradients clipped to norm 10, dropout 0.5, every word vector trained; each
-batch cut to its longest sentences and packed by the reference), on the same threads, `--runs` times;
-the zoo's run pads each batch to its length-grid shape. ESIM only; the table then gives both and their
-ratio. `--keras-loops` trains the bi-LSTMs with Keras's own loops instead of the zoo's fused CPU loop
-(`zoo.layers.recurrent.BidirectionalLSTM`), for a before/after. `--profile` (TensorFlow) instead traces one epoch after the first with the TensorFlow profiler and
-prints the ops' time by op type and by part of the model (recurrent loops and gradients apart).
+`--threads N` sets TensorFlow's intra- and inter-op pools of each measuring process. `--autotune` turns
+tf.data's autotuner back on in the run's pipeline (the trainer turns it off: `zoo.data.pipeline.
+with_input_options`), for the before/after. `--keras-loops` trains the bi-LSTMs with Keras's loops
+instead of the fused CPU loop (`zoo.layers.recurrent.BidirectionalLSTM`). `--torch-reference DIR` (a
+checkout of github.com/coetaur0/ESIM, the folder holding `esim/`) with `--torch-python` (an environment
+with PyTorch; the zoo never depends on it) also trains the reference's `ESIM` on the very batches the
+zoo's pipeline made for the first size (Adam at 0.0004, cross-entropy, gradients clipped to norm 10,
+dropout 0.5, every word vector trained; each batch cut to its longest sentences and packed by the
+reference), with a word-vector table of the run's size, on the same threads, `--runs` times. `--profile`
+traces the second epoch with the TensorFlow profiler and prints the ops' time by op type and part.
 """
 
 import argparse
 import json
 import os
-import platform
-import re
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(SCRIPTS)
 sys.path.insert(0, ROOT)
+sys.path.insert(0, SCRIPTS)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-SAMPLE_DIR = os.path.join(ROOT, "zoo", "data", "sample")
-LABELS = ("entailment", "neutral", "contradiction")
+import machine  # noqa: E402  (scripts/machine.py: standard library only at import)
+
+# TensorFlow and the zoo are imported inside `measure` and the helpers it calls, not here: the parent
+# process never loads TensorFlow, and each measuring process sets its thread pools before anything runs.
+
+RESULT_MARK = "RESULT "
 
 
-# Data (no TensorFlow) ----------------------------------------------------------------------------
-def read_pairs(path=None):
-    """`(premise tokens, hypothesis tokens, label id, premise parse, hypothesis parse)` of every labelled pair.
+# Data, through the library's loaders ---------------------------------------------------------------------
+def training_examples(source, roles=None):
+    """The training pairs of `source` as the library reads them (a single file's pairs, which play the test
+    role, when it has no training split)."""
+    from zoo.data.corpora import load_corpus
 
-    Args:
-        path: None (the shipped SNLI rows: parse leaves as tokens), a `.jsonl` file of SNLI records, or a
-            folder with `premise.txt`, `hypothesis.txt`, `label.txt` (space-separated tokens, one pair a line).
-    """
-    if path and os.path.isdir(path) and os.path.exists(os.path.join(path, "premise.txt")):
-        lines = [open(os.path.join(path, f"{k}.txt"), encoding="utf-8").read().splitlines()
-                 for k in ("premise", "hypothesis", "label")]
-        return [(p.split(), h.split(), LABELS.index(y.strip()), "", "") for p, h, y in zip(*lines)
-                if y.strip() in LABELS]
-    files = [path] if path else sorted(os.path.join(SAMPLE_DIR, f) for f in os.listdir(SAMPLE_DIR)
-                                       if f.endswith(".jsonl"))
-    pairs = []
-    for name in files:
-        with open(name, encoding="utf-8") as f:
-            for line in f:
-                record = json.loads(line)
-                if record.get("gold_label") not in LABELS:
-                    continue
-                parses = record["sentence1_binary_parse"], record["sentence2_binary_parse"]
-                tokens = [re.findall(r"[^\s()]+", parse) for parse in parses]
-                pairs.append((tokens[0], tokens[1], LABELS.index(record["gold_label"]), *parses))
-    return pairs
+    splits, report = load_corpus(source, roles=roles)
+    name = report["roles"].get("train") or report["roles"].get("test") or next(iter(splits))
+    examples = [e for e in splits[name] if e.get("label") is not None]
+    if not examples:
+        raise SystemExit(f"benchmark_training.py: {source}: no labelled pairs in split {name!r}")
+    return examples
 
 
-class Batches:
-    """One epoch's shape-stable batches of encoded pairs as numpy arrays (trees for syntactic models)."""
+def write_folder(examples, pairs, eval_pairs, folder):
+    """A throwaway NLI folder: `pairs` training pairs (the examples repeated in order), and the first
+    `eval_pairs` as dev and test."""
+    from zoo import fileio
+    from zoo.data import LABELS
 
-    def __init__(self, pairs, vocab, preset, batch_size):
-        import numpy as np
+    def record(e):
+        return json.dumps({"sentence1": e["premise"], "sentence2": e["hypothesis"], "gold_label": LABELS[e["label"]],
+                           "sentence1_binary_parse": e.get("premise_binary_parse", ""),
+                           "sentence2_binary_parse": e.get("hypothesis_binary_parse", "")})
 
-        from zoo.data.batching import LengthGrid
-
-        data = preset["data"]
-        self.lp, self.lh = data["max_premise_length"], data["max_hypothesis_length"]
-        lower = data["lowercase"]
-        self.premises = [vocab.ids([t.lower() if lower else t for t in p[0]][:self.lp]) for p in pairs]
-        self.hypotheses = [vocab.ids([t.lower() if lower else t for t in p[1]][:self.lh]) for p in pairs]
-        self.labels = np.asarray([p[2] for p in pairs], "int32")
-        self.pairs = pairs
-        self.trees = preset["model"].get("trees") == "syntactic"
-        self.grid = LengthGrid.for_max_lengths(self.lp, self.lh)
-        self.batch_size = batch_size
-        self.lengths = (np.asarray([max(len(p), 1) for p in self.premises]),
-                        np.asarray([max(len(h), 1) for h in self.hypotheses]))
-
-    def plan(self, epoch):
-        from zoo.data.batching import plan_batches
-
-        return plan_batches(*self.lengths, self.grid, self.batch_size, shuffle=True, seed=epoch)
-
-    def tree(self, index, side, padded):
-        from zoo.data import trees
-
-        parse, tokens = self.pairs[index][3 + side], (self.premises, self.hypotheses)[side][index]
-        limit = (self.lp, self.lh)[side]
-        if parse:
-            tree = trees.parse_binary_parse(parse)
-            if limit is not None:
-                tree = trees.truncate(tree, limit)
-            arrays = trees.tree_arrays(tree)
-        else:
-            arrays = trees.complete_tree_arrays(len(tokens))
-        return arrays
-
-    def batch(self, indices, shape):
-        import numpy as np
-
-        from zoo.data.batching import fill_batch
-        from zoo.data.trees import pad_trees
-
-        indices, weights = fill_batch(indices, self.batch_size)
-        features = {}
-        for side, (key, rows, width) in enumerate((("premise", self.premises, shape[0]),
-                                                   ("hypothesis", self.hypotheses, shape[1]))):
-            ids = np.zeros((len(indices), width), "int32")
-            for r, i in enumerate(indices):
-                ids[r, :len(rows[i])] = rows[i]
-            features[key] = ids
-            if self.trees:
-                features[f"{key}_tree"] = pad_trees([self.tree(i, side, width) for i in indices], length=width)
-        return features, self.labels[indices], weights
+    os.makedirs(folder, exist_ok=True)
+    train = [examples[i % len(examples)] for i in range(pairs)]
+    for name, rows in (("train", train), ("dev", examples[:eval_pairs]), ("test", examples[:eval_pairs])):
+        with fileio.atomic_write(os.path.join(folder, f"{name}.jsonl"), "w", encoding="utf-8") as f:
+            f.write("".join(record(e) + "\n" for e in rows))
+    return folder
 
 
-def pyd(batches):
-    """A `keras.utils.PyDataset` over `Batches`, reshuffled each epoch."""
+# The clock: a callback beside the run's own ------------------------------------------------------------
+def make_clock(keras_loops=False, profile_epoch=None):
     import keras
 
-    class Epochs(keras.utils.PyDataset):
+    class StepClock(keras.callbacks.Callback):
+        """Wall times (time.perf_counter) of every step, validation pass and epoch end of `fit`."""
+
         def __init__(self):
             super().__init__()
-            self.epoch = 0
-            self.current = batches.plan(0)
+            self.epochs, self.current, self.profiling = [], None, False
 
-        def __len__(self):
-            return len(self.current)
+        def on_train_begin(self, logs=None):
+            self.train_begin = time.perf_counter()
+            if keras_loops:  # before the first step traces the training function
+                from zoo.layers.recurrent import BidirectionalLSTM
+                from zoo.training.kernels import iter_layers
 
-        def __getitem__(self, index):
-            return batches.batch(*self.current[index])
+                for layer in iter_layers(self.model):
+                    if isinstance(layer, BidirectionalLSTM):
+                        layer.fused = False
 
-        def on_epoch_end(self):
-            self.epoch += 1
-            self.current = batches.plan(self.epoch)
+        def on_epoch_begin(self, epoch, logs=None):
+            if profile_epoch is not None and epoch == profile_epoch:
+                import tf_profile
 
-    return Epochs()
+                tf_profile.start()
+                self.profiling = True
+            self.current = {"begin": time.perf_counter(), "steps": []}
 
+        def on_train_batch_begin(self, batch, logs=None):
+            self.step_begin = time.perf_counter()
 
-def feed(batches):
-    """What `fit` reads: the `PyDataset`, or under TensorFlow a `tf.data` generator over it whose signature
-    leaves the sentence lengths open (Keras's PyDataset adapter fixes its signature from the first batches,
-    which then refuses a batch of another shape)."""
-    import keras
+        def on_train_batch_end(self, batch, logs=None):
+            self.current["steps"].append((self.step_begin, time.perf_counter()))
 
-    data = pyd(batches)
-    if keras.backend.backend() != "tensorflow":
-        return data
-    import tensorflow as tf
+        def on_test_begin(self, logs=None):
+            if self.current is not None:
+                self.current["test_begin"] = time.perf_counter()
 
-    def open_lengths(array):  # [batch, length, ...]: the length may change from batch to batch
-        shape = list(array.shape)
-        return tf.TensorSpec([shape[0], None, *shape[2:]], tf.as_dtype(array.dtype))
+        def on_test_end(self, logs=None):
+            if self.current is not None:
+                self.current["test_end"] = time.perf_counter()
 
-    features, labels, weights = data[0]
-    signature = ({k: open_lengths(v) for k, v in features.items()},
-                 tf.TensorSpec(labels.shape, tf.as_dtype(labels.dtype)),
-                 tf.TensorSpec(weights.shape, tf.as_dtype(weights.dtype)))
+        def on_epoch_end(self, epoch, logs=None):  # the run's callbacks come first: their work is in the epoch
+            self.current["end"] = time.perf_counter()
+            if self.profiling:
+                import tf_profile
 
-    def epoch():
-        for index in range(len(data)):
-            yield data[index]
-        data.on_epoch_end()
+                self.profile = tf_profile.stop()
+                self.profiling = False
+            self.epochs.append(self.current)
+            self.current = None
 
-    return tf.data.Dataset.from_generator(epoch, output_signature=signature).prefetch(2)
-
-
-def peak_memory():
-    """`(bytes, where)`: the accelerator's peak in use, else this process's peak resident memory."""
-    import resource
-
-    import keras
-
-    backend = keras.backend.backend()
-    try:
-        if backend == "jax":
-            import jax
-
-            stats = jax.local_devices()[0].memory_stats() or {}
-            if "peak_bytes_in_use" in stats:
-                return int(stats["peak_bytes_in_use"]), jax.local_devices()[0].platform
-        elif backend == "tensorflow":
-            import tensorflow as tf
-
-            if tf.config.list_physical_devices("GPU"):
-                return int(tf.config.experimental.get_memory_info("GPU:0")["peak"]), "gpu"
-        elif backend == "torch":
-            import torch
-
-            if torch.cuda.is_available():
-                return int(torch.cuda.max_memory_allocated()), "gpu"
-    except Exception:  # a backend without memory statistics: fall back to the host figure
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "host"
+    return StepClock()
 
 
-# One model, in its own process -------------------------------------------------------------------
-def measure(name, args):
-    """Trains `name` for 1 + `args.epochs` epochs and returns its figures (a dict)."""
-    import keras
+def timed(method, name, clock):
+    """`method` (a callback's `on_epoch_end`), its seconds added to the clock's current epoch under `name`."""
+    def wrapper(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            if clock.current is not None:
+                spent = clock.current.setdefault("callbacks", {})
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - started
 
-    import zoo
-    from zoo.data.vocab import Vocabulary
-    from zoo.training.losses import NLILoss
-    from zoo.training.model import make_optimizer
+    return wrapper
 
-    if args.threads and keras.backend.backend() == "tensorflow":
+
+def epoch_figures(clock, fit_returned):
+    """Per epoch: steps, steps span, median and max step, validation, time after the last step, span to
+    the next epoch's start (or to `fit`'s return for the last)."""
+    out = []
+    for i, epoch in enumerate(clock.epochs):
+        steps = epoch["steps"]
+        durations = [end - begin for begin, end in steps]
+        following = clock.epochs[i + 1]["begin"] if i + 1 < len(clock.epochs) else epoch["end"]
+        out.append({"steps": len(steps), "steps_s": steps[-1][1] - steps[0][0],
+                    "median_step_ms": 1e3 * statistics.median(durations), "max_step_ms": 1e3 * max(durations),
+                    "validation_s": epoch.get("test_end", 0) - epoch.get("test_begin", 0),
+                    "after_steps_s": epoch["end"] - steps[-1][1], "epoch_s": following - epoch["begin"],
+                    "callbacks_s": epoch.get("callbacks", {}),
+                    "end_since_fit_s": epoch["end"] - clock.train_begin})
+    return {"epochs": out, "fit_tail_s": fit_returned - clock.epochs[-1]["end"],
+            "fit_s": fit_returned - clock.train_begin}
+
+
+# One measurement, in its own process ---------------------------------------------------------------------
+def measure(args):
+    """Trains `args.one` through `zoo.training.train` on `args.size` pairs; returns its figures."""
+    if args.threads:
         import tensorflow as tf
 
         tf.config.threading.set_intra_op_parallelism_threads(args.threads)
         tf.config.threading.set_inter_op_parallelism_threads(args.threads)
-    preset = zoo.get_preset(name)
-    overrides = {k: v for k, v in (("hidden_size", args.hidden_size),) if v and k in preset["model"]}
-    batch_size = args.batch_size or preset["train"]["batch_size"]
-    pairs = read_pairs(args.data)
-    pairs = (pairs * (args.pairs // max(len(pairs), 1) + 1))[:args.pairs] if args.pairs else pairs
-    lower = preset["data"]["lowercase"]
-    vocab = Vocabulary.build([[t.lower() if lower else t for t in p[k]] for p in pairs for k in (0, 1)])
-    keras.utils.set_random_seed(0)
-    vocabulary_size = max(len(vocab), args.vocabulary)  # rows past the data's words: a realistic table size
-    model = zoo.create_model(name, vocabulary_size=vocabulary_size, embedding_dim=args.embedding_dim,
-                             tunable_words="all", **overrides)
-    if args.keras_loops:  # the bi-LSTMs' fused CPU loop off: Keras's own loops (zoo.layers.recurrent)
-        from zoo.layers.recurrent import BidirectionalLSTM
-        from zoo.training.kernels import iter_layers
+    import numpy as np
 
-        for layer in iter_layers(model):
-            if isinstance(layer, BidirectionalLSTM):
-                layer.fused = False
-    model.compile(optimizer=make_optimizer(preset["train"]), loss=NLILoss(),
-                  weighted_metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-                  jit_compile=args.jit_compile if args.jit_compile != "auto" else "auto")
-    batches = Batches(pairs, vocab, preset, batch_size)
-    data = feed(batches)
-    shapes = {shape for _, shape in batches.plan(0)}
-    if args.torch_batches:  # the same batches, epoch by epoch, for the PyTorch reference
-        write_batches(batches, 1 + args.epochs, args.torch_batches)
-    started = time.time()
-    model.fit(data, epochs=1, verbose=0)
-    first = time.time() - started
+    import zoo.training
+    from zoo.data import pipeline
+    from zoo.training import trainer
+
+    if args.autotune:  # the trainer's pipeline with tf.data's autotuner back on (later options win)
+        import tensorflow as tf
+
+        without = pipeline.with_input_options
+
+        def with_autotune(ds):
+            options = tf.data.Options()
+            options.autotune.enabled = True
+            return without(ds).with_options(options)
+
+        pipeline.with_input_options = with_autotune
+    work = tempfile.mkdtemp(prefix="nli_zoo_bench_train_")
+    folder = write_folder(training_examples(args.data, args.roles), args.size, args.eval_pairs,
+                          os.path.join(work, "data"))
+    clock = make_clock(args.keras_loops, profile_epoch=1 if args.profile else None)
+    returned = {}
+    make_callbacks, fit_in_cluster = trainer.make_callbacks, trainer.fit_in_cluster
+
+    def callbacks_and_clock(*a, **k):
+        callbacks, history, backup = make_callbacks(*a, **k)
+        for callback in callbacks:  # what each of the run's callbacks adds to an epoch's end
+            callback.on_epoch_end = timed(callback.on_epoch_end, type(callback).__name__, clock)
+        return callbacks + [clock], history, backup
+
+    def timed_fit(*a, **k):
+        try:
+            return fit_in_cluster(*a, **k)
+        finally:
+            returned["at"] = time.perf_counter()
+
+    trainer.make_callbacks, trainer.fit_in_cluster = callbacks_and_clock, timed_fit
+    overrides = {k: v for k, v in (("hidden_size", args.hidden_size), ("batch_size", args.batch_size)) if v}
+    result = zoo.training.train(model=args.one, data_dir=folder, embeddings="none",
+                                embedding_dim=args.embedding_dim, epochs=1 + args.epochs, overrides=overrides,
+                                run_dir=os.path.join(work, "run"), overwrite=True, jit_compile=args.jit_compile,
+                                compile_cache=args.compile_cache, verbose=0, seed=0)
+    figures = epoch_figures(clock, returned["at"])
+    steady = figures["epochs"][1:] or figures["epochs"]
+    preset = result["config"]["preset"]
+    figures.update(model=args.one, pairs=args.size, threads=args.threads or "all", autotune=args.autotune,
+                   keras_loops=args.keras_loops, vocabulary_size=result["config"]["vocabulary_size"],
+                   hidden_size=preset["model"].get("hidden_size"), batch_size=preset["train"]["batch_size"],
+                   embedding_dim=result["config"]["embedding_dim"],
+                   steps_s=statistics.mean(e["steps_s"] for e in steady),
+                   epoch_s=statistics.mean(e["epoch_s"] for e in steady),
+                   first_epoch_s=figures["epochs"][0]["epoch_s"])
+    tokenizer, data = result["tokenizer"], preset["data"]
+    from zoo.training.inputs import load_splits
+
+    splits, _ = load_splits(folder)
+    lengths = np.asarray([(len(tokenizer.tokenize(e["premise"])[:data["max_premise_length"] or None]),
+                           len(tokenizer.tokenize(e["hypothesis"])[:data["max_hypothesis_length"] or None]))
+                          for e in splits["train"]])
+    figures["mean_tokens"] = lengths.mean(axis=0).tolist()
+    if args.one == "esim":  # 3x the forward pass: the backward pass is two products per product
+        figures["train_flops_per_pair"] = 3 * float(np.mean([machine.esim_flops(p, h, figures["hidden_size"],
+                                                                                 figures["embedding_dim"])
+                                                              for p, h in lengths]))
     if args.profile:
-        return profile_epoch(model, data, name, len(pairs))
-    started = time.time()
-    model.fit(data, epochs=args.epochs, verbose=0)
-    steady = (time.time() - started) / args.epochs
-    memory, where = peak_memory()
-    return {"model": name, "backend": keras.backend.backend(), "pairs": len(pairs), "batch_size": batch_size,
-            "hidden_size": overrides.get("hidden_size", preset["model"].get("hidden_size")),
-            "params": int(model.count_params_without_embeddings()), "shapes": len(shapes),
-            "first_epoch_s": first, "steady_epoch_s": steady, "pairs_per_s": len(pairs) / steady,
-            "peak_memory_bytes": memory, "peak_memory_where": where, "jit_compile": str(model.jit_compile),
-            "threads": args.threads or "all", "vocabulary_size": vocabulary_size}
+        figures["profile"] = summarize_profile(*clock.profile)
+    if args.torch_batches:
+        write_batches(splits["train"], result["vocab"], tokenizer, preset, 1 + args.epochs, args.torch_batches)
+    return figures
 
 
-def profile_epoch(model, data, name, pairs):
-    """One epoch under the TensorFlow profiler: where the training step's time goes, by op type and by
-    part of the model (the first name scopes of the op, forward pass and gradient apart)."""
+def write_batches(examples, vocab, tokenizer, preset, epochs, path):
+    """Every batch of `epochs` epochs of the run's own pipeline (`zoo.runs.datasets.make_dataset`, as the
+    trainer makes it), for the PyTorch child: ids, labels, weights, epoch."""
+    import numpy as np
+
+    from zoo import fileio
+    from zoo.runs.datasets import make_dataset
+
+    dataset = make_dataset(examples, vocab, tokenizer, preset, shuffle=True, seed=0)
+    arrays, count = {}, 0
+    for epoch in range(epochs):
+        for features, labels, weights in dataset.as_numpy_iterator():
+            arrays.update({f"{count}_premise": features["premise"], f"{count}_hypothesis": features["hypothesis"],
+                           f"{count}_labels": labels, f"{count}_weights": weights, f"{count}_epoch": np.int32(epoch)})
+            count += 1
+    with fileio.atomic_path(path) as tmp:
+        np.savez(tmp, count=np.int32(count), **arrays)
+
+
+def summarize_profile(wall, ops):
+    """Op time of the profiled epoch by op type and by part of the model (gradients and loops apart)."""
     import collections
 
-    from tf_profile import profile
-
-    wall, ops = profile(lambda: model.fit(data, epochs=1, verbose=0))
     by_type, by_part = collections.Counter(), collections.Counter()
     for path, op_type, seconds in ops:
         parts = [part for part in path.split("/") if part and not part.startswith(
@@ -295,37 +298,21 @@ def profile_epoch(model, data, name, pairs):
         part = "/".join(parts[:3 if parts and parts[0] == "gradient_tape" else 2]).rstrip("_0123456789")
         by_type[op_type] += seconds
         by_part[part + (" (loop)" if "/while/" in path else "")] += seconds
-    busy = sum(by_type.values())
-    return {"model": name, "profile": True, "wall_s": wall, "pairs": pairs, "pairs_per_s": pairs / wall,
-            "busy_s": busy, "by_type": dict(by_type.most_common(15)), "by_part": dict(by_part.most_common(20))}
+    return {"wall_s": wall, "busy_s": sum(by_type.values()), "by_type": dict(by_type.most_common(15)),
+            "by_part": dict(by_part.most_common(20))}
 
 
-def print_profile(result):
-    print(f"{result['model']}: one epoch of {result['pairs']} pairs in {result['wall_s']:.2f} s "
-          f"({result['pairs_per_s']:.1f} pairs/s under the profiler); ops busy {result['busy_s']:.2f} s")
+def print_profile(name, result):
+    profile = result["profile"]
+    print(f"{name}: second epoch of {result['pairs']} pairs under the profiler: ops busy {profile['busy_s']:.2f} s "
+          f"of {profile['wall_s']:.2f} s")
     for title in ("by_type", "by_part"):
         print(f"  {title.replace('_', ' ')}:")
-        for key, seconds in result[title].items():
-            print(f"    {key:<64} {1e3 * seconds:9.1f} ms  {100 * seconds / result['busy_s']:5.1f}%")
+        for key, seconds in profile[title].items():
+            print(f"    {key:<64} {1e3 * seconds:9.1f} ms  {100 * seconds / profile['busy_s']:5.1f}%")
 
 
-def write_batches(batches, epochs, path):
-    """Writes every batch of `epochs` epochs (ids, labels, weights; as `fit` sees them) for the PyTorch child."""
-    import numpy as np
-
-    arrays, count = {}, 0
-    for epoch in range(epochs):
-        for indices, shape in batches.plan(epoch):
-            features, labels, weights = batches.batch(indices, shape)
-            arrays.update({f"{count}_premise": features["premise"], f"{count}_hypothesis": features["hypothesis"],
-                           f"{count}_labels": labels, f"{count}_weights": weights, f"{count}_epoch": np.int32(epoch)})
-            count += 1
-    from zoo import fileio
-
-    with fileio.atomic_path(path) as tmp:
-        np.savez(tmp, count=np.int32(count), **arrays)
-
-
+# The PyTorch reference ---------------------------------------------------------------------------------
 TORCH_CHILD = r'''
 import json, resource, sys, time
 spec = json.loads(sys.argv[1])
@@ -379,186 +366,211 @@ print("RESULT " + json.dumps({"first_epoch_s": times[0], "steady_epoch_s": stead
 '''
 
 
-def shapes_only(args):
-    """Prints the batch shapes and padding efficiency of the data under every distinct grid of the presets."""
-    import numpy as np
-
-    import zoo
-    from zoo.data.batching import LengthGrid, plan_batches
-
-    pairs = read_pairs(args.data)
-    seen = set()
-    print(f"{len(pairs):,} pairs from {args.data or 'the shipped SNLI rows'}")
-    for name in args.models:
-        data = zoo.get_preset(name)["data"]
-        key = (data["max_premise_length"], data["max_hypothesis_length"])
-        if key in seen:
-            continue
-        seen.add(key)
-        grid = LengthGrid.for_max_lengths(*key)
-        lp = np.minimum([len(p[0]) for p in pairs], key[0] or 10 ** 9)
-        lh = np.minimum([len(p[1]) for p in pairs], key[1] or 10 ** 9)
-        batches = plan_batches(lp, lh, grid, args.batch_size or 32, shuffle=True)
-        padded = sum((args.batch_size or 32) * (s[0] + s[1]) for _, s in batches)
-        print(f"max lengths {key}: {grid}: {len({s for _, s in batches})} shapes in {len(batches)} batches; "
-              f"real tokens {float((lp.sum() + lh.sum()) / padded):.1%} of padded positions")
-
-
 def torch_runs(args, zoo_run, batches_file):
-    """Trains the PyTorch reference ESIM on the batches the zoo's first run wrote, `--runs` times."""
-    import zoo
-
-    preset = zoo.get_preset("esim")
+    """Trains the PyTorch reference ESIM on the batches the zoo's pipeline made, `--runs` times."""
     spec = {"reference": os.path.abspath(args.torch_reference), "batches": batches_file, "threads": args.threads,
-            "vocabulary": zoo_run["vocabulary_size"], "embedding_dim": args.embedding_dim,
-            "hidden_size": args.hidden_size or preset["model"]["hidden_size"]}
+            "vocabulary": zoo_run["vocabulary_size"], "embedding_dim": zoo_run["embedding_dim"],
+            "hidden_size": zoo_run["hidden_size"]}
     results = []
     for run in range(args.runs):
         done = subprocess.run([args.torch_python, "-c", TORCH_CHILD, json.dumps(spec)], capture_output=True, text=True)
-        result = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+        result = [line for line in done.stdout.splitlines() if line.startswith(RESULT_MARK)]
         if done.returncode or not result:
             print(f"PyTorch reference: run {run + 1} failed:\n{done.stderr[-3000:]}", file=sys.stderr, flush=True)
             break
-        results.append(json.loads(result[0][len("RESULT "):]))
-        print(f"PyTorch reference ESIM run {run + 1}: first epoch {results[-1]['first_epoch_s']:.1f} s, steady "
-              f"{results[-1]['steady_epoch_s']:.2f} s ({results[-1]['pairs_per_s']:,.0f} pairs/s), torch "
-              f"{results[-1]['torch']}", flush=True)
+        results.append(json.loads(result[0][len(RESULT_MARK):]))
+        print(f"PyTorch reference ESIM run {run + 1}: steady epoch {results[-1]['steady_epoch_s']:.2f} s "
+              f"({results[-1]['pairs_per_s']:,.1f} pairs/s), torch {results[-1]['torch']}", flush=True)
     return results
 
 
-def comparison(rows, references):
-    """The zoo against the PyTorch reference: pairs/s of every run (median, range) and the ratio of medians."""
-    import statistics
+# Reporting -------------------------------------------------------------------------------------------
+def per_pair(runs_by_size):
+    """`{key: (seconds per pair, fixed seconds)}` of the steps span and of the whole epoch, from the median
+    steady epoch of the smallest and the largest size."""
+    sizes = sorted(runs_by_size)
+    if len(sizes) < 2:
+        return {}
+    n1, n2 = sizes[0], sizes[-1]
+    out = {}
+    for key in ("steps_s", "epoch_s"):
+        t1 = statistics.median(r[key] for r in runs_by_size[n1])
+        t2 = statistics.median(r[key] for r in runs_by_size[n2])
+        slope = (t2 - t1) / (n2 - n1)
+        out[key] = {"pairs_per_s": 1 / slope if slope > 0 else float("inf"), "fixed_s": t1 - n1 * slope}
+    return out
 
-    lines = ["| model | threads | zoo pairs/s (runs) | PyTorch reference pairs/s (runs) | zoo / PyTorch |",
-             "|---|---:|---:|---:|---:|"]
+
+def gemm_share(run, pairs_per_s, info):
+    """The share of this machine's measured GEMM peak (at the run's threads) that `pairs_per_s` uses."""
+    peak = machine.peak_for(info, run["threads"] if run["threads"] != "all" else None)
+    if not peak or "train_flops_per_pair" not in run:
+        return None
+    return pairs_per_s * run["train_flops_per_pair"] / (peak * 1e9)
+
+
+def report(rows, references, info):
+    cell = lambda values, fmt: (f"{fmt.format(statistics.median(values))}" + (
+        f" ({fmt.format(min(values))}-{fmt.format(max(values))})" if len(values) > 1 else ""))
+    print(f"\nmachine: {machine.cpu_label(info)}; peak fp32 GEMM (TensorFlow MatMul): " + ", ".join(
+        f"{t} thread(s) {p:.0f} GFLOP/s" for t, p in info.get("peak_gflops", {}).items()))
+    print("| model | pairs | threads | autotune | steps s | epoch s | median / max step ms | fit tail s | "
+          "steps pairs/s | epoch pairs/s | % GEMM peak (steps) | runs |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for (name, size), runs in rows.items():
+        first = runs[0]
+        steps = [r["pairs"] / r["steps_s"] for r in runs]
+        share = gemm_share(first, statistics.median(steps), info)
+        print(f"| `{name}` | {size:,} | {first['threads']} | {'on' if first['autotune'] else 'off'} | "
+              f"{cell([r['steps_s'] for r in runs], '{:.2f}')} | {cell([r['epoch_s'] for r in runs], '{:.2f}')} | "
+              f"{statistics.median(e['median_step_ms'] for r in runs for e in r['epochs'][1:] or r['epochs']):.0f} / "
+              f"{max(e['max_step_ms'] for r in runs for e in r['epochs'][1:] or r['epochs']):.0f} | "
+              f"{cell([r['fit_tail_s'] for r in runs], '{:.2f}')} | {cell(steps, '{:.1f}')} | "
+              f"{cell([r['pairs'] / r['epoch_s'] for r in runs], '{:.1f}')} | "
+              f"{'-' if share is None else f'{100 * share:.1f}%'} | {len(runs)} |")
+    for name in dict.fromkeys(n for n, _ in rows):
+        fit = per_pair({size: runs for (n, size), runs in rows.items() if n == name})
+        for key, title in (("steps_s", "training steps"), ("epoch_s", "whole epoch")):
+            if key in fit:
+                print(f"{name}: {title}: {fit[key]['pairs_per_s']:,.1f} pairs/s per extra pair, fixed part "
+                      f"{fit[key]['fixed_s']:+.2f} s an epoch (two sizes)")
     for name, reference in references.items():
-        if not reference:
+        if reference:
+            theirs = [m["pairs_per_s"] for m in reference]
+            size = min(s for n, s in rows if n == name)
+            ours = [r["pairs"] / r["steps_s"] for r in rows[(name, size)]]
+            epoch = [r["pairs"] / r["epoch_s"] for r in rows[(name, size)]]
+            share = gemm_share(rows[(name, size)][0], statistics.median(theirs), info)
+            print(f"{name}, {size:,} pairs: PyTorch reference {cell(theirs, '{:.1f}')} pairs/s"
+                  + ("" if share is None else f" ({100 * share:.1f}% of GEMM peak)")
+                  + f"; zoo / reference: steps {statistics.median(ours) / statistics.median(theirs):.2f}x, "
+                  f"whole epoch {statistics.median(epoch) / statistics.median(theirs):.2f}x")
+
+
+def shapes_only(args):
+    """Prints the batch shapes and padding of the data under each distinct length grid of the presets."""
+    import numpy as np
+
+    import zoo
+    from zoo.data.batching import plan_batches
+    from zoo.data.tokenizer import Tokenizer
+    from zoo.runs.datasets import length_grid
+
+    examples = training_examples(args.data, args.roles)
+    seen = set()
+    print(f"{len(examples):,} pairs from {args.data}")
+    for name in args.models:
+        preset = zoo.get_preset(name)
+        data = preset["data"]
+        key = (data["max_premise_length"], data["max_hypothesis_length"], data["lowercase"])
+        if key in seen:
             continue
-        ours = [m["pairs_per_s"] for m in rows[name]]
-        theirs = [m["pairs_per_s"] for m in reference]
-        cell = lambda v: f"{statistics.median(v):,.1f} ({min(v):,.1f}-{max(v):,.1f}, {len(v)})"
-        lines.append(f"| `{name}` | {rows[name][0]['threads']} | {cell(ours)} | {cell(theirs)} | "
-                     f"{statistics.median(ours) / statistics.median(theirs):.2f}x |")
-    return "\n".join(lines)
-
-
-def table(rows, runs):
-    lines = ["| model | \\|θ\\|_M | batch | shapes | first epoch s | " + " | ".join(
-        f"run {r + 1}" for r in range(1, runs)) + (" | " if runs > 1 else "") + "steady epoch s | pairs/s | peak memory |",
-        "|---|---:|---:|---:|---:|" + "---:|" * (runs - 1) + "---:|---:|---:|"]
-    for name, measured in rows.items():
-        first = measured[0]
-        later = [f"{m['first_epoch_s']:.1f}" for m in measured[1:]]
-        mem = f"{first['peak_memory_bytes'] / 2 ** 20:,.0f} MiB" + (" host" if first["peak_memory_where"] == "host" else "")
-        lines.append(f"| `{name}` | {first['params']:,} | {first['batch_size']} | {first['shapes']} | "
-                     f"{first['first_epoch_s']:.1f} | " + "".join(f"{v} | " for v in later)
-                     + f"{first['steady_epoch_s']:.2f} | {first['pairs_per_s']:,.0f} | {mem} |")
-    return "\n".join(lines)
+        seen.add(key)
+        tokenizer, grid = Tokenizer(lowercase=data["lowercase"]), length_grid(preset)
+        lp = np.asarray([max(1, min(len(tokenizer.tokenize(e["premise"])), key[0] or 10 ** 9)) for e in examples])
+        lh = np.asarray([max(1, min(len(tokenizer.tokenize(e["hypothesis"])), key[1] or 10 ** 9)) for e in examples])
+        size = args.batch_size or preset["train"]["batch_size"]
+        batches = plan_batches(lp, lh, grid, size, shuffle=True)
+        padded = sum(size * (s[0] + s[1]) for _, s in batches)
+        print(f"max lengths {key[:2]}: {grid}: {len({s for _, s in batches})} shapes in {len(batches)} batches; "
+              f"real tokens {float((lp.sum() + lh.sum()) / padded):.1%} of padded positions")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=None, help="registered names (default: every model)")
-    parser.add_argument("--data", default=None, help="an SNLI .jsonl file or a folder of premise/hypothesis/"
-                                                     "label.txt tokens (default: the shipped rows)")
-    parser.add_argument("--pairs", type=int, default=1024, help="pairs per epoch, repeating the data (0: as is)")
+    parser.add_argument("--models", nargs="+", default=["esim"], help="registered names (default: esim)")
+    parser.add_argument("--data", default="snli_sample",
+                        help="what `nli-zoo train --data` takes (default: the shipped SNLI rows, snli_sample)")
+    parser.add_argument("--roles", default=None, help="as `nli-zoo train --roles` (which split is train)")
+    parser.add_argument("--pairs", type=int, nargs="+", default=[1024, 2048],
+                        help="training pairs an epoch, one measurement each (default: 1024 2048)")
+    parser.add_argument("--eval-pairs", type=int, default=32, help="dev and test pairs of the run (default 32)")
     parser.add_argument("--epochs", type=int, default=2, help="timed epochs after the first (default 2)")
-    parser.add_argument("--runs", type=int, default=2, help="fresh processes per model sharing the cache (default 2)")
-    parser.add_argument("--compile-cache", default=None,
-                        help="persistent compilation cache directory (default: a new temporary one; 'none': off)")
-    parser.add_argument("--hidden-size", type=int, default=None, help="override the paper sizes")
-    parser.add_argument("--batch-size", type=int, default=None, help="override the presets' batch sizes")
-    parser.add_argument("--embedding-dim", type=int, default=300)
-    parser.add_argument("--vocabulary", type=int, default=0,
-                        help="rows of the word-vector table (default: the data's words; at least those)")
-    parser.add_argument("--jit-compile", default="auto", choices=("auto", "true", "false"))
-    parser.add_argument("--shapes-only", action="store_true", help="only print batch shapes and padding")
-    parser.add_argument("--json", help="also write every figure to this JSON file")
-    parser.add_argument("--threads", type=int, default=0, help="threads of each measuring process (default: all)")
-    parser.add_argument("--torch-reference", default=None, help="a checkout of github.com/coetaur0/ESIM (ESIM only)")
-    parser.add_argument("--torch-python", default=None, help="the python of an environment with PyTorch")
+    parser.add_argument("--runs", type=int, default=1, help="fresh processes per size (default 1)")
+    parser.add_argument("--threads", type=int, default=0, help="TensorFlow threads of each process (default: all)")
+    parser.add_argument("--autotune", action="store_true", help="turn tf.data's autotuner back on (before/after)")
     parser.add_argument("--keras-loops", action="store_true",
                         help="train the bi-LSTMs with Keras's loops instead of the zoo's fused CPU loop")
-    parser.add_argument("--profile", action="store_true",
-                        help="TensorFlow: profile one epoch after the first and print where the time goes")
-    parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: measure one model and print JSON
-    parser.add_argument("--torch-batches", default=None, help=argparse.SUPPRESS)  # internal: write the batches here
+    parser.add_argument("--hidden-size", type=int, default=None, help="override the preset's hidden size")
+    parser.add_argument("--batch-size", type=int, default=None, help="override the preset's batch size")
+    parser.add_argument("--embedding-dim", type=int, default=300, help="random word vectors' size (default 300)")
+    parser.add_argument("--jit-compile", default="auto", choices=("auto", "true", "false"))
+    parser.add_argument("--compile-cache", default=None, help="as `nli-zoo train --compile-cache`")
+    parser.add_argument("--gemm-seconds", type=float, default=1.0,
+                        help="seconds per shape of the GEMM peak measurement (0: skip it)")
+    parser.add_argument("--torch-reference", default=None, help="a checkout of github.com/coetaur0/ESIM (ESIM only)")
+    parser.add_argument("--torch-python", default=None, help="the python of an environment with PyTorch")
+    parser.add_argument("--profile", action="store_true", help="TensorFlow profile of the second epoch")
+    parser.add_argument("--shapes-only", action="store_true", help="only print batch shapes and padding")
+    parser.add_argument("--json", help="also write every figure to this JSON file")
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: measure one model, print JSON
+    parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--torch-batches", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.torch_reference and not args.torch_python:
         parser.error("--torch-reference needs --torch-python")
-    args.jit_compile = {"auto": "auto", "true": True, "false": False}.get(args.jit_compile, args.jit_compile)
-
     if args.one:
-        import keras
-
-        from zoo.training import compile_cache
-
-        compile_cache.enable(args.compile_cache or "none", backend=keras.backend.backend())
-        print("RESULT " + json.dumps(measure(args.one, args)), flush=True)
+        print(RESULT_MARK + json.dumps(measure(args)), flush=True)
         return 0
-    import zoo
-
-    args.models = args.models or zoo.list_models()
-    if args.threads:
-        import keras
-
-        if keras.backend.backend() != "tensorflow":
-            parser.error("--threads sets TensorFlow's thread pools; run it with KERAS_BACKEND=tensorflow")
     if args.shapes_only:
         shapes_only(args)
         return 0
-    cache = args.compile_cache or tempfile.mkdtemp(prefix="nli-zoo-xla-")
-    env = dict(os.environ)  # each measuring process sets the cache up for its backend (TF_XLA_FLAGS, JAX)
-    import keras
-
-    print(f"machine: {platform.machine()}, {os.cpu_count()} CPU cores, {platform.platform()}; python "
-          f"{platform.python_version()}; keras {keras.__version__} ({keras.backend.backend()}); compile cache: {cache}",
-          flush=True)
-    rows, references = {}, {}
+    info = machine.describe(args.gemm_seconds, sorted({1, args.threads or machine.cpu()["cores"]}))
+    print("\n".join(machine.lines(info)), flush=True)
+    rows, references, work = {}, {}, tempfile.mkdtemp(prefix="nli_zoo_bench_")
     for name in args.models:
-        rows[name] = []
-        for run in range(args.runs):
-            command = [sys.executable, os.path.abspath(__file__), "--one", name, "--compile-cache", cache,
-                       "--pairs", str(args.pairs), "--epochs", str(args.epochs), "--embedding-dim",
-                       str(args.embedding_dim), "--jit-compile", str(args.jit_compile).lower()]
-            batches_file = (os.path.join(cache, f"{name}_batches.npz")
-                            if args.torch_reference and name == "esim" and run == 0 else None)
-            command += [flag for flag, on in (("--profile", args.profile), ("--keras-loops", args.keras_loops)) if on]
-            for option, value in (("--data", args.data), ("--hidden-size", args.hidden_size),
-                                  ("--batch-size", args.batch_size), ("--threads", args.threads),
-                                  ("--vocabulary", args.vocabulary),
-                                  ("--torch-batches", batches_file)):
-                if value:
-                    command += [option, str(value)]
-            done = subprocess.run(command, env=env, capture_output=True, text=True)
-            result = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-            if done.returncode or not result:
-                print(f"{name}: run {run + 1} failed:\n{done.stderr[-3000:]}", file=sys.stderr, flush=True)
-                break
-            rows[name].append(json.loads(result[0][len("RESULT "):]))
-            m = rows[name][-1]
-            if m.get("profile"):
-                print_profile(m)
-                continue
-            print(f"{name} run {run + 1}: first epoch {m['first_epoch_s']:.1f} s, steady {m['steady_epoch_s']:.2f} s "
-                  f"({m['pairs_per_s']:,.0f} pairs/s), {m['shapes']} shapes, jit_compile={m['jit_compile']}",
-                  flush=True)
-        if not rows[name]:
-            del rows[name]
-        elif args.torch_reference and name == "esim":
-            references[name] = torch_runs(args, rows[name][0], os.path.join(cache, f"{name}_batches.npz"))
-    if args.profile:
-        return 0
-    print(table(rows, args.runs))
-    if references:
-        print(comparison(rows, references))
+        for size in args.pairs:
+            rows[(name, size)] = []
+            for run in range(args.runs):
+                batches = (os.path.join(work, f"{name}_batches.npz")
+                           if args.torch_reference and name == "esim" and run == 0 and size == args.pairs[0] else None)
+                command = [sys.executable, os.path.abspath(__file__), "--one", name, "--size", str(size),
+                           "--data", args.data, "--eval-pairs", str(args.eval_pairs), "--epochs", str(args.epochs),
+                           "--embedding-dim", str(args.embedding_dim), "--jit-compile", args.jit_compile]
+                command += [flag for flag, on in (("--autotune", args.autotune), ("--keras-loops", args.keras_loops),
+                                                  ("--profile", args.profile)) if on]
+                for option, value in (("--roles", args.roles), ("--threads", args.threads),
+                                      ("--hidden-size", args.hidden_size), ("--batch-size", args.batch_size),
+                                      ("--compile-cache", args.compile_cache), ("--torch-batches", batches)):
+                    if value:
+                        command += [option, str(value)]
+                done = subprocess.run(command, capture_output=True, text=True)
+                result = [line for line in done.stdout.splitlines() if line.startswith(RESULT_MARK)]
+                if done.returncode or not result:
+                    print(f"{name} ({size} pairs): run {run + 1} failed:\n{(done.stderr or done.stdout)[-3000:]}",
+                          file=sys.stderr, flush=True)
+                    break
+                m = json.loads(result[0][len(RESULT_MARK):])
+                rows[(name, size)].append(m)
+                print(f"{name}, {size:,} pairs, run {run + 1}: first epoch {m['first_epoch_s']:.1f} s; steady: steps "
+                      f"{m['steps_s']:.2f} s ({m['pairs'] / m['steps_s']:,.1f} pairs/s), epoch {m['epoch_s']:.2f} s; "
+                      f"fit returned {m['fit_tail_s']:.2f} s after the last epoch's end; epochs end at "
+                      + ", ".join(f"{e['end_since_fit_s']:.2f}" for e in m["epochs"]) + " s after fit began",
+                      flush=True)
+                spent = {}
+                for epoch in m["epochs"][1:] or m["epochs"]:
+                    for callback, seconds in epoch["callbacks_s"].items():
+                        spent[callback] = spent.get(callback, 0.0) + seconds / len(m["epochs"][1:] or m["epochs"])
+                print(f"  a steady epoch's end: validation {statistics.mean(e['validation_s'] for e in m['epochs'][1:] or m['epochs']):.2f} s; "
+                      "callbacks " + ", ".join(f"{k} {v:.2f} s" for k, v in sorted(spent.items(), key=lambda kv: -kv[1])
+                                               if v >= 0.005), flush=True)
+                if args.profile:
+                    print_profile(name, m)
+                if batches:
+                    references[name] = torch_runs(args, m, batches)
+            if not rows[(name, size)]:
+                del rows[(name, size)]
+    if rows:
+        report(rows, references, info)
     if args.json:
         from zoo.fileio import write_json
 
-        write_json(args.json, {"machine": platform.platform(), "keras": keras.__version__,
-                               "backend": keras.backend.backend(), "results": rows, "torch_reference": references})
-    return 0
+        write_json(args.json, {"machine": info, "results": [{"model": n, "pairs": s, "runs": r}
+                                                            for (n, s), r in rows.items()],
+                               "per_pair": {n: per_pair({s: r for (m, s), r in rows.items() if m == n})
+                                            for n in dict.fromkeys(n for n, _ in rows)},
+                               "torch_reference": references})
+    return 0 if rows else 1
 
 
 if __name__ == "__main__":

@@ -17,15 +17,32 @@ def profile(run):
         `(wall seconds, [(name scope path, op type, seconds), ...])`: every op executed on TensorFlow's
         compute threads (executor bookkeeping left out).
     """
+    start()
+    run()
+    return stop()
+
+
+_STARTED = {}
+
+
+def start():
+    """Starts the TensorFlow profiler (`stop()` reads the trace back): for a span no callable wraps, such
+    as one epoch of `fit` between two callbacks."""
+    import tensorflow as tf
+
+    _STARTED["logdir"] = tempfile.mkdtemp(prefix="nli_zoo_profile_")
+    tf.profiler.experimental.start(_STARTED["logdir"])
+    _STARTED["at"] = time.perf_counter()
+
+
+def stop():
+    """Stops the profiler `start()` started; returns `(wall seconds, ops)` as `profile`."""
     import tensorflow as tf
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
-    logdir = tempfile.mkdtemp(prefix="nli_zoo_profile_")
-    tf.profiler.experimental.start(logdir)
-    started = time.perf_counter()
-    run()
-    wall = time.perf_counter() - started
+    wall = time.perf_counter() - _STARTED["at"]
     tf.profiler.experimental.stop()
+    logdir = _STARTED.pop("logdir")
     space = xplane_pb2.XSpace()
     with open(glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True)[0], "rb") as f:
         space.ParseFromString(f.read())

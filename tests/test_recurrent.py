@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.layers.recurrent import BidirectionalLSTM
+from zoo.layers.recurrent import BidirectionalLSTM, packed_inference
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOLERANCE = 1e-5
@@ -92,6 +92,39 @@ def test_fused_gradients_equal_keras_gradients():
         gradients[fused] = tape.gradient(loss, [inputs] + [v.value for v in layer.trainable_variables])
     for ours, theirs in zip(gradients[True], gradients[False]):
         np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), atol=1e-4, rtol=1e-4)
+
+
+def test_packed_inference_equals_keras_in_any_row_order_and_length():
+    """Served inference on packed sequences (rows sorted inside, each direction only on live rows): Keras's
+    outputs for unsorted rows of every length, open shapes in a graph, and no mask at all."""
+    layer = make_layer()
+    x, mask = make_inputs()
+    packed = tf.function(packed_inference(lambda x, m: layer(x, mask=m, training=False)),
+                         input_signature=[tf.TensorSpec([None, None, 6]), tf.TensorSpec([None, None], tf.bool)])
+    reference = np.asarray(layer(x, mask=mask))                  # Keras's loops
+    ours = np.asarray(packed(x, mask))
+    np.testing.assert_allclose(ours, reference, atol=TOLERANCE, rtol=0)
+    assert np.all(ours[~mask] == 0)
+    np.testing.assert_allclose(np.asarray(packed(x[:1, :3], mask[:1, :3])), np.asarray(layer(x[:1, :3], mask=mask[:1, :3])),
+                               atol=TOLERANCE, rtol=0)           # one pair, another length: the same graph
+    unmasked = tf.function(packed_inference(lambda x: layer(x, training=False)))
+    np.testing.assert_allclose(np.asarray(unmasked(x)), np.asarray(layer(x)), atol=TOLERANCE, rtol=0)
+    layer.fused = False                                          # Keras's loops asked for: no packing either
+    assert not layer.uses_packed_loop()
+
+
+def test_packing_is_off_outside_packed_inference_and_for_training():
+    """Only what `packed_inference` wraps packs: inference elsewhere keeps Keras's loops (XLA can trace it),
+    and a training step keeps the fused loop with its gradient."""
+    layer = make_layer()
+    x, mask = make_inputs()
+    seen = []
+    layer.packed_call = lambda *args: seen.append("packed") or BidirectionalLSTM.packed_call(layer, *args)
+    layer(x, mask=mask)
+    packed_inference(lambda: layer(x, mask=mask, training=True))()
+    assert seen == []
+    packed_inference(lambda: layer(x, mask=mask))()
+    assert seen == ["packed"]
 
 
 def test_auto_fuses_on_a_cpu_and_config_round_trips():

@@ -45,6 +45,7 @@ import tensorflow as tf
 
 from zoo import fileio
 from zoo.data.vocab import PAD_ID, UNK_ID
+from zoo.layers.recurrent import packed_inference
 from zoo.runs.layout import VOCAB_FILE
 
 METADATA_PATH = os.path.join("assets.extra", "zoo.json")
@@ -326,7 +327,9 @@ def build_archive(run, xla_max_batch=0, chunk_size=0):
                              len(run.vocab), max_lengths(run.config))
     names = input_names(model)
     spec = [tf.TensorSpec([None], tf.string, name=name) for name in names]
-    model_explain = tf.function(model.explain)  # traced once for [B, Lp], [B, Lh] ids, called by both signatures
+    # traced once for [B, Lp], [B, Lh] ids, called by both signatures; bi-LSTMs on packed sequences on a CPU
+    # (no work on padding: zoo.layers.recurrent.packed_inference); the XLA path traces the model apart
+    model_explain = tf.function(packed_inference(model.explain))
 
     def explain_outputs(texts):
         texts = same_batch(texts)

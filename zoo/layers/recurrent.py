@@ -1,4 +1,9 @@
-"""Bidirectional LSTMs: Keras's `Bidirectional(LSTM)` weights, run on a CPU as one loop with its own gradient."""
+"""Bidirectional LSTMs: Keras's `Bidirectional(LSTM)` weights, run on a CPU as one loop with its own gradient
+(training) or as one loop over packed sequences (served inference, `packed_inference`)."""
+
+import contextlib
+import functools
+import threading
 
 import keras
 from keras import ops
@@ -19,11 +24,11 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
 
     Which loop runs (`fused`):
     - `"auto"` (default): the fused loop for a training step (`training=True`) on a CPU under TensorFlow or
-      JAX; otherwise Keras's own `Bidirectional`. Inference keeps Keras's loops everywhere (on this CPU
-      they serve as fast: `scripts/benchmark_serving.py`), so exported SavedModels and TFLite models are
-      unchanged; a GPU keeps what the GPU figures were measured on (TensorFlow: two cuDNN LSTMs; JAX: two
-      `lax.scan`s).
-    - `True` / `False`: the fused loop for every training step / never.
+      JAX; for inference inside `packed_inference` (the exported SavedModel's serving graph) on a CPU under
+      TensorFlow, the packed loop (`packed_call`: no work on padding); otherwise Keras's own
+      `Bidirectional` (evaluation, `predict`, XLA, TFLite). A GPU keeps what the GPU figures were measured
+      on (TensorFlow: two cuDNN LSTMs; JAX: two `lax.scan`s).
+    - `True` / `False`: the fused loop for every training step (and packing where asked) / never.
 
     The fused loop (the LSTM as Keras computes it, gates i, f, g, o):
 
@@ -78,9 +83,72 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         return not devices or devices[0].lower().startswith("cpu")
 
     def call(self, sequences, initial_state=None, mask=None, training=None):
+        if initial_state is None and not training and _PACKING.on and self.uses_packed_loop():
+            return self.packed_call(sequences, mask)
         if initial_state is not None or not training or not self.uses_fused_loop():
             return super().call(sequences, initial_state=initial_state, mask=mask, training=training)
         return self.fused_call(sequences, mask)
+
+    def uses_packed_loop(self):
+        """Whether inference under `packed_inference` runs the packed loop: on a CPU under TensorFlow (its
+        row counts change from step to step, which XLA and JAX's tracing cannot take)."""
+        return self.fused is not False and keras.backend.backend() == "tensorflow" and self.uses_fused_loop()
+
+    def packed_call(self, x, mask=None):
+        """Inference on packed sequences: no product on a padding position (`packed_inference`).
+
+        The rows are sorted longest first and the backward direction reads each sentence reversed within
+        its own length, so that at step t the rows still inside their sentence are the first n_t of both
+        directions. The input products X W + b are one product per direction over the real tokens only
+        (gathered time-major); each step then multiplies only the n_t live rows' states by U (both
+        directions in one batched product [2, n_t, h] x [2, h, 4h]). Outputs are zeros at masked positions,
+        as Keras's; same masks as the fused loop (right padding).
+        """
+        forward, backward = self.forward_layer.cell, self.backward_layer.cell
+        h, dtype = self.units, x.dtype
+        batch, length = ops.shape(x)[0], ops.shape(x)[1]
+        if mask is None:
+            lengths = ops.full((batch,), length, "int32")
+        else:
+            lengths = ops.sum(ops.cast(mask, "int32"), axis=1)
+        order = ops.argsort(-lengths)                                                         # longest first
+        lengths = ops.take(lengths, order)
+        x = ops.take(x, order, axis=0)
+        positions = ops.expand_dims(ops.arange(length, dtype="int32"), 0)                     # [1, L]
+        real = positions < ops.expand_dims(lengths, 1)                                        # [B, L]
+        reversed_within = ops.where(real, ops.expand_dims(lengths, 1) - 1 - positions, positions)
+        backward_x = ops.take_along_axis(x, ops.expand_dims(reversed_within, -1), axis=1)
+        live = ops.sum(ops.cast(ops.transpose(real), "int32"), axis=1)                        # [L]: n_t
+        tokens = ops.reshape(ops.nonzero(ops.reshape(ops.transpose(real), (-1,)))[0], (-1,))  # time-major
+        dim = ops.shape(x)[2]
+        packed = ops.stack([ops.take(ops.reshape(ops.transpose(v, (1, 0, 2)), (-1, dim)), tokens, axis=0)
+                            for v in (x, backward_x)])                                        # [2, N, D]
+        kernel = ops.cast(ops.stack([forward.kernel.value, backward.kernel.value]), dtype)
+        bias = ops.cast(ops.stack([forward.bias.value, backward.bias.value]), dtype)
+        z = ops.add(ops.matmul(packed, kernel), ops.expand_dims(bias, 1))                     # [2, N, 4h]
+        recurrent = ops.cast(ops.stack([forward.recurrent_kernel.value, backward.recurrent_kernel.value]), dtype)
+        offsets = ops.cumsum(live) - live
+
+        def step(carry, item):
+            h_prev, c_prev = carry
+            offset, n = item[0], item[1]
+            h_live, c_live = h_prev[:, :n], c_prev[:, :n]
+            gates = ops.add(ops.slice(z, (0, offset, 0), (2, n, 4 * h)), ops.matmul(h_live, recurrent))
+            i, f, g, o = ops.split(gates, 4, axis=-1)
+            c = ops.add(ops.multiply(ops.sigmoid(f), c_live), ops.multiply(ops.sigmoid(i), ops.tanh(g)))
+            h_t = ops.multiply(ops.sigmoid(o), ops.tanh(c))
+            carry = (ops.concatenate([h_t, h_prev[:, n:]], axis=1), ops.concatenate([c, c_prev[:, n:]], axis=1))
+            return carry, carry  # Keras's TF scan: outputs shaped as the carry
+
+        zeros = ops.zeros((2, batch, h), dtype)
+        # one scanned tensor [L, 2]: Keras's TF scan fails on several of unknown length (keras 3.15)
+        _, (states, _) = ops.scan(step, (zeros, zeros), ops.stack([offsets, live], axis=1))  # [L, 2, B, h]
+        forward_states = ops.transpose(states[:, 0], (1, 0, 2))
+        backward_states = ops.take_along_axis(ops.transpose(states[:, 1], (1, 0, 2)),
+                                              ops.expand_dims(reversed_within, -1), axis=1)
+        outputs = ops.multiply(ops.concatenate([forward_states, backward_states], axis=-1),
+                               ops.expand_dims(ops.cast(real, dtype), -1))                    # [B, L, 2h]
+        return ops.take(outputs, ops.argsort(order), axis=0)                                  # rows back in order
 
     def fused_call(self, x, mask=None):
         """The fused loop (class docstring): `x` `[B, L, D]`, `mask` `[B, L]` -> `[B, L, 2h]`."""
@@ -179,6 +247,39 @@ def lstm_loop(steps, recurrent):
         return dz, d_recurrent                                                               # [L, D*B, 4h], [D, h, 4h]
 
     return states, gradient
+
+
+class _Packing(threading.local):
+    on = False
+
+
+_PACKING = _Packing()
+
+
+def packed_inference(function):
+    """`function` with every `BidirectionalLSTM` it runs for inference (on a CPU under TensorFlow) on packed
+    sequences (`BidirectionalLSTM.packed_call`): no work on padding, as PyTorch's packed LSTMs.
+
+    The choice is made while `function` runs, so wrap what a `tf.function` traces, e.g.
+    `tf.function(packed_inference(model.explain))` (the exported SavedModel's serving graph). Not for XLA
+    (`jit_compile=True`), whose shapes are fixed: there the steps' row counts could not change.
+    """
+
+    @functools.wraps(function)
+    def wrapped(*args, **kwargs):
+        with _packing():
+            return function(*args, **kwargs)
+
+    return wrapped
+
+
+@contextlib.contextmanager
+def _packing():
+    before, _PACKING.on = _PACKING.on, True
+    try:
+        yield
+    finally:
+        _PACKING.on = before
 
 
 def bidirectional_lstm(units, name):
