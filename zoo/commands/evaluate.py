@@ -116,37 +116,27 @@ def load_data(args):
 def evaluate(args):
     """Loads the model and the data, scores each split (and runs the diagnostics suite when asked), prints
     and writes the report."""
-    from zoo.runs.evaluation import evaluate_examples, evaluate_saved_model, format_scores
+    from zoo.runs.evaluation import format_scores
 
     started = time.time()
     if not (args.dataset or args.data_dir) and not args.suite:
         raise EvaluateError("say what to score: --dataset or --data-dir (or --suite diagnostics)")
+    from zoo.predictors import open_predictor
+
+    kind, path = next((k, p) for k, p in (("run", args.run_dir), ("saved_model", args.saved_model),
+                                          ("tflite", args.tflite), ("preset", args.preset)) if p)
+    try:
+        predictor = open_predictor(path, kind=kind)
+    except (FileNotFoundError, OSError, ValueError, EvaluateError) as error:
+        raise EvaluateError(str(error)) from None
     if args.run_dir:
-        from zoo.export.predictor import RunPredictor
-
-        try:
-            predictor = RunPredictor(args.run_dir)
-        except (FileNotFoundError, ValueError) as error:
-            raise EvaluateError(str(error)) from None
-        run = predictor.run
-        name, base = run.config["model"], args.run_dir
-        score = lambda examples: evaluate_examples(  # noqa: E731
-            run.model, examples, run.vocab, run.tokenizer, run.config["preset"], batch_size=args.batch_size,
-            verbose=progress_verbosity(args))
+        name, base = predictor.name, args.run_dir
     else:
-        from zoo.export.predictor import open_predictor
-
-        path = args.saved_model or args.tflite or args.preset
-        try:
-            predictor = PresetPredictor(args.preset) if args.preset else open_predictor(
-                saved_model=args.saved_model, tflite=args.tflite)
-        except (FileNotFoundError, OSError, ValueError, EvaluateError) as error:
-            raise EvaluateError(str(error)) from None
         name = os.path.basename(os.path.normpath(path)) if "://" not in path else path.rsplit("/", 1)[-1]
         base = path if os.path.isdir(path) else (os.path.dirname(os.path.abspath(path)) if "://" not in path
                                                  else os.path.join("evaluations", name))
-        score = lambda examples: evaluate_saved_model(  # noqa: E731
-            predictor, examples, batch_size=args.batch_size or 256, verbose=progress_verbosity(args))
+    score = lambda examples: predictor.evaluate(  # noqa: E731 (batch size None: the run's, or 256)
+        examples, batch_size=args.batch_size, verbose=progress_verbosity(args))
     selected, report = load_data(args) if (args.dataset or args.data_dir) else ([], None)
     results = {}
     for split, examples in selected:
@@ -169,20 +159,6 @@ def evaluate(args):
         write_report(output, written, args.run_dir)
         print(f"[evaluate] written to {output}", flush=True)
     return written
-
-
-class PresetPredictor:
-    """A preset (`zoo.from_preset`) as a predictor: `.labels` and `.predict(pairs, batch_size)` in the format
-    of `zoo.load(run).predict`."""
-
-    def __init__(self, preset):
-        from zoo.presets import from_preset
-
-        self.classifier = from_preset(preset)
-        self.labels = tuple(self.classifier.labels)
-
-    def predict(self, pairs, batch_size=256):
-        return self.classifier.predict_labels(pairs, batch_size=batch_size)
 
 
 def run_diagnostics(args, predictor, base, results, report):

@@ -113,13 +113,13 @@ def check_arguments(args):
 
 
 def open_model(args):
-    """The predictor of `--run-dir`, `--saved-model` or `--tflite`."""
-    from zoo.export.predictor import TFLitePredictor, open_predictor
+    """The predictor of `--run-dir`, `--saved-model` or `--tflite` (`zoo.predictors.open_predictor`)."""
+    from zoo.predictors import open_predictor
 
+    kind, path = next((k, p) for k, p in (("run", args.run_dir), ("saved_model", args.saved_model),
+                                          ("tflite", args.tflite)) if p)
     try:
-        if args.tflite:
-            return TFLitePredictor(args.tflite, num_threads=args.num_threads)
-        return open_predictor(run_dir=args.run_dir, saved_model=args.saved_model)
+        return open_predictor(path, kind=kind, num_threads=args.num_threads)
     except (FileNotFoundError, ValueError) as error:
         raise PredictError(str(error)) from None
 
@@ -133,7 +133,7 @@ def format_prediction(prediction):
 
 def show_attention(explanation, args):
     """Prints the text heatmap(s) and/or saves the PNG of the single pair's `Explanation`."""
-    from zoo.export.predictor import alignment_grid, save_attention_png, text_heatmap
+    from zoo.runs.alignment import alignment_grid, save_attention_png, text_heatmap
 
     if args.show_attention:
         for name in explanation.maps:

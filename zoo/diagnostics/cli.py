@@ -105,7 +105,7 @@ def run_from_args(args, predictor, out_dir, logdir, test_accuracy, *, test_examp
     Args:
         args: parsed options (`add_diagnostics_options`, plus `--dataset` / `--data-dir`, `--fields`,
             `--labels`, `--batch-size` where the parser has them).
-        predictor: the model (`zoo.export.predictor.RunPredictor`, `SavedModelPredictor`, ...).
+        predictor: the model (a `zoo.runs.predictor.Predictor`: `zoo.predictors.open_predictor`).
         out_dir: folder for `diagnostics.json` and the PNGs (None: not written).
         logdir: TensorBoard log folder (scalars under its `diagnostics` run; None: not logged).
         test_accuracy: the full test set's accuracy (shown beside SNLI hard's), or None.
