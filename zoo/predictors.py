@@ -114,7 +114,7 @@ def open_predictor(source, kind=None, num_threads=None):
     if kind is None:
         kind = kind_of(source)
         if kind is None:
-            what = "does not exist" if not os.path.exists(source) else "is not one"
+            what = "does not exist" if not os.path.exists(source) else "is not a model the zoo can open"
             raise PredictorNotFound(f"{source!r} {what}: give a run directory (train.py), a SavedModel or TF "
                                     "Serving model folder, a TFLite export, or a preset (folder, hf://, kaggle://)")
     if kind not in KINDS:

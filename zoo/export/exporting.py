@@ -19,6 +19,17 @@ from zoo import fileio
 from zoo.runs import layout
 
 
+# The kill hooks between an export's writes (`zoo.fileio.fault_point`, `NLI_ZOO_FAULT_AT=STEP`), in order;
+# the TFLite swap steps are met only when an export replaces another (`--overwrite`).
+FAULT_STEPS = {
+    "saved_model": ("export:saved_model:graph-written", "export:saved_model:staged",
+                    "export:saved_model:version-reserved", "export:saved_model:version-in-place",
+                    "export:saved_model:batching-written"),
+    "tflite": ("export:tflite:vocab-written", "export:tflite:tflite-json-written", "export:tflite:model-written",
+               "export:tflite:staged", "export:tflite:old-moved-aside", "export:tflite:new-moved-in"),
+}
+
+
 class ExportError(ValueError):
     """A user-facing export error (existing version, bad path, failed conversion, a run in use)."""
 
