@@ -13,12 +13,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import tensorflow as tf
+from tensorflow_serving.apis import predict_pb2
 
 import zoo
 from tests.export_support import PAIRS, make_run
 from zoo import fileio
 from zoo.export import ExportError, export_saved_model
 from zoo.export.exporting import FAULT_STEPS
+from zoo.export.saved_model import checked_request
+from zoo.export.serving import RequestError, grpc_predict, signature_error
 from zoo.export.serving_files import existing_versions
 from zoo.export.tflite import export_tflite
 from zoo.predictors import open_predictor
@@ -176,3 +180,31 @@ def test_kill_during_a_saved_model_export_leaves_whole_versions(runs, tmp_path, 
     assert existing_versions(model_dir) == sorted({1, 2, expected_version})
     assert [n for n in os.listdir(model_dir) if n.startswith(".")] == []
     assert which(probabilities(str(model_dir)), runs["expected"]) == "b"  # the latest version
+
+
+def test_serving_requests_are_checked_and_cut_sentences_counted(runs, capfd):
+    """What the serving signatures say about a request: a scalar, rows that differ and invalid UTF-8 are
+    refused naming the field; cut and empty sentences are counted (`explain`) and logged (`serving_default`)."""
+    loaded = tf.saved_model.load(str(runs["saved"] / "1"))
+    long = " ".join(["word"] * 130)  # the preset cuts sentences to 100 tokens
+    texts = {"premise": tf.constant([long, "", "A man sleeps."]), "hypothesis": tf.constant(["A man.", "", "Sleep."])}
+    capfd.readouterr()
+    outputs = loaded.signatures["explain"](**texts)
+    assert outputs["tokens_cut"].numpy().tolist() == [30, 0, 0]
+    assert outputs["empty_sentences"].numpy().tolist() == [0, 2, 0]
+    loaded.signatures["serving_default"](**texts)
+    assert "[nli-zoo] 1 of 3 pairs cut to 100/100 tokens (30 tokens dropped); 2 empty sentences" in capfd.readouterr().err
+    loaded.signatures["serving_default"](premise=tf.constant(["A man."]), hypothesis=tf.constant(["A dog."]))
+    assert "[nli-zoo]" not in capfd.readouterr().err  # nothing cut, nothing logged
+    with pytest.raises(tf.errors.InvalidArgumentError) as error:
+        loaded.signatures["serving_default"](premise=tf.constant(["fine", b"\xff\xfe bad"]),
+                                             hypothesis=tf.constant(["a", "b"]))
+    assert signature_error(error.value) == "assertion failed: [premise[1]: not valid UTF-8 text]"
+    # TF Serving feeds a scalar as it is: the graph's check names the field (run here on the check itself)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="premise must be a list of strings, one per pair"):
+        checked_request({"premise": tf.constant("A man."), "hypothesis": tf.constant("A dog.")})
+    request = predict_pb2.PredictRequest()
+    for name in ("premise", "hypothesis"):
+        request.inputs[name].CopyFrom(tf.make_tensor_proto("A man.", dtype=tf.string))
+    with pytest.raises(RequestError, match=r"input '(premise|hypothesis)' must be a list of strings, one per pair"):
+        grpc_predict(loaded, request)

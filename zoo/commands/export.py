@@ -17,6 +17,7 @@ import argparse
 import os
 import sys
 
+from zoo.commands.startup import import_tensorflow
 from zoo.errors import UserError
 
 FORMATS = ("saved_model", "tflite", "preset")
@@ -96,6 +97,7 @@ def export(args):
     from zoo.export import serving_files
     from zoo.export.saved_model import DEFAULT_CHUNK_SIZE, export_saved_model
     from zoo.export.tflite import export_tflite, test_examples_of
+    from zoo.presets import export_preset
     from zoo.runs import load_run
     from zoo.runs.layout import load_config
 
@@ -114,8 +116,6 @@ def export(args):
         raise ValueError("--xla-max-batch and --chunk-size must be 0 (off) or positive")
     run = load_run(args.run_dir)
     if args.format == "preset":
-        from zoo.presets import export_preset
-
         return export_preset(run, args.out or os.path.join("presets", model_name), overwrite=args.overwrite)
     if args.format == "tflite":
         out = args.out or os.path.join("models", f"{model_name}_tflite")
@@ -139,8 +139,6 @@ def export(args):
 
 def main(argv=None, prog="export.py"):
     """Runs `export.py`; a user error prints one line `export.py: error: ...` and exits with status 2."""
-    from zoo.commands.startup import import_tensorflow
-
     args = build_parser(prog).parse_args(argv)
     import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
     try:

@@ -186,12 +186,13 @@ def log_cut_notes(notes, max_lengths_):
     empty sentence: `[nli-zoo] 2 of 8 pairs cut to 100/100 tokens (37 tokens dropped); 1 empty sentences`."""
     cut_pairs = tf.reduce_sum(tf.cast(notes["tokens_cut"] > 0, tf.int32))
     empty = tf.reduce_sum(notes["empty_sentences"])
-    rows = tf.size(notes["tokens_cut"])
     limits = f"{max_lengths_.get('premise')}/{max_lengths_.get('hypothesis')}"
 
     def log():
-        tf.print("[nli-zoo] of", rows, "pairs:", cut_pairs, f"cut to {limits} tokens (", tf.reduce_sum(notes["tokens_cut"]),
-                 "tokens dropped),", empty, "empty sentences", output_stream="file://stderr")
+        line = tf.strings.format("[nli-zoo] {} of {} pairs cut to " + limits + " tokens ({} tokens dropped); {} "
+                                 "empty sentences", (cut_pairs, tf.size(notes["tokens_cut"]),
+                                                     tf.reduce_sum(notes["tokens_cut"]), empty))
+        tf.print(line, output_stream="file://stderr")
         return tf.constant(True)
 
     return tf.cond(tf.logical_or(cut_pairs > 0, empty > 0), log, lambda: tf.constant(False))
