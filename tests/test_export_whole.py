@@ -76,7 +76,8 @@ def test_every_fault_step_is_a_hook_in_the_export_code():
     found = set()
     for path in list((ROOT / "zoo" / "export").glob("*.py")) + [ROOT / "zoo" / "fileio" / "folders.py"]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "fault_point":
+            name = getattr(node.func, "attr", getattr(node.func, "id", None)) if isinstance(node, ast.Call) else None
+            if name == "fault_point":
                 argument = node.args[0]
                 if isinstance(argument, ast.Constant):
                     found.add(argument.value)
@@ -193,7 +194,8 @@ def test_serving_requests_are_checked_and_cut_sentences_counted(runs, capfd):
     assert outputs["tokens_cut"].numpy().tolist() == [30, 0, 0]
     assert outputs["empty_sentences"].numpy().tolist() == [0, 2, 0]
     loaded.signatures["serving_default"](**texts)
-    assert "[nli-zoo] 1 of 3 pairs cut to 100/100 tokens (30 tokens dropped); 2 empty sentences" in capfd.readouterr().err
+    logged = capfd.readouterr().err
+    assert "[nli-zoo] 1 of 3 pairs cut to 100/100 tokens (30 tokens dropped); 2 empty sentences" in logged
     loaded.signatures["serving_default"](premise=tf.constant(["A man."]), hypothesis=tf.constant(["A dog."]))
     assert "[nli-zoo]" not in capfd.readouterr().err  # nothing cut, nothing logged
     with pytest.raises(tf.errors.InvalidArgumentError) as error:

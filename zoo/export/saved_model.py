@@ -38,6 +38,7 @@ path = export_saved_model(zoo.load("runs/rocktaschel_wbw"), "models/rocktaschel_
 
 import json
 import os
+import sys
 
 import keras
 import tensorflow as tf
@@ -192,7 +193,7 @@ def log_cut_notes(notes, max_lengths_):
         line = tf.strings.format("[nli-zoo] {} of {} pairs cut to " + limits + " tokens ({} tokens dropped); {} "
                                  "empty sentences", (cut_pairs, tf.size(notes["tokens_cut"]),
                                                      tf.reduce_sum(notes["tokens_cut"]), empty))
-        tf.print(line, output_stream="file://stderr")
+        tf.print(line, output_stream=sys.stderr)
         return tf.constant(True)
 
     return tf.cond(tf.logical_or(cut_pairs > 0, empty > 0), log, lambda: tf.constant(False))

@@ -138,8 +138,10 @@ class TFLiteNLI:
         """The model's outputs for one pair, `{name: float32 array}` without the batch axis (maps padded to
         the fixed lengths), and the tokens it saw `(premise_tokens, hypothesis_tokens)`."""
         (pair,) = check_pairs([pair])
-        outputs = {name: value[0] for name, value in self.run_batches([pair], ["probabilities"] + self.map_names).items()}
-        tokens = [self.tokenizer.tokenize(pair[i])[:self.lengths[key]] for i, key in enumerate(("premise", "hypothesis"))]
+        batches = self.run_batches([pair], ["probabilities"] + self.map_names)
+        outputs = {name: value[0] for name, value in batches.items()}
+        tokens = [self.tokenizer.tokenize(pair[i])[:self.lengths[key]]
+                  for i, key in enumerate(("premise", "hypothesis"))]
         return outputs, tokens
 
 

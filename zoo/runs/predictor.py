@@ -5,7 +5,8 @@ baseline) answers them the same way, so `evaluate`, `predict`, the diagnostics a
 - `kind`: `"run"`, `"saved_model"`, `"tflite"`, `"preset"` (or a baseline's name); `path`: where it came from.
 - `labels`: the label names, in the order of the probabilities' columns.
 - `predict_probabilities(pairs, batch_size=256)` -> float32 `[N, len(labels)]`.
-- `predict(pairs, batch_size=256)` -> `[{"label": name, "probabilities": {name: float}}]` (`zoo.load(run).predict`'s format).
+- `predict(pairs, batch_size=256)` -> `[{"label": name, "probabilities": {name: float}}]` (the format of
+  `zoo.load(run).predict`).
 - `evaluate(examples, batch_size=None, verbose=0)` -> `zoo.runs.evaluation.scores` of labelled examples.
 - `can_explain` and `explain(premise, hypothesis, premise_binary_parse="", hypothesis_binary_parse="")` ->
   an `Explanation` (tokens as the model saw them, label, probabilities, attention maps).
