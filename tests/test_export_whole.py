@@ -134,15 +134,14 @@ def test_kill_during_tflite_overwrite_leaves_the_old_export_or_the_new_one_whole
             "--no-accuracy-check"]
     killed = export_cli(*args, "--overwrite", fault=step)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
-    refused = export_cli(*args)  # recovers what the kill left, then refuses to replace the export
-    assert refused.returncode == 2, refused.stderr[-2000:]
-    error = [line for line in refused.stderr.splitlines() if "error:" in line]
-    assert len(error) == 1 and "already exists; pass --overwrite" in error[0]
+    run = zoo.load(str(run_b))
+    with pytest.raises(ExportError) as refused:  # recovers what the kill left, then refuses to replace the export
+        export_tflite(run, str(out), batch_size=2)
+    assert "\n" not in str(refused.value) and "already exists; pass --overwrite" in str(refused.value)
     assert leftovers(out.parent) == []
     whose = which(probabilities(str(out)), runs["expected"])
     assert whose == ("a" if step != "export:tflite:new-moved-in" else "b")
-    done = export_cli(*args, "--overwrite")
-    assert done.returncode == 0, done.stderr[-2000:]
+    export_tflite(run, str(out), batch_size=2, overwrite=True)
     assert which(probabilities(str(out)), runs["expected"]) == "b" and leftovers(out.parent) == []
 
 
