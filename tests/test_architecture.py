@@ -19,6 +19,7 @@ FLOORS = [
     {"zoo.data", "zoo.plotting"},
     {"zoo.runs"},
     {"zoo.export", "zoo.training", "zoo.presets"},
+    {"zoo.predictors"},
     {"zoo.diagnostics", "zoo.demo"},
     {"zoo.comparison"},
     {"zoo.commands"},

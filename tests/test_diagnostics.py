@@ -342,8 +342,8 @@ def test_lexical_overlap_features_rule_and_regression():
         pairs.append((" ".join(premise), " ".join(hypothesis)))
         labels.append(label)
     classifier = artifacts.OverlapClassifier().fit(pairs, labels)
-    assert np.mean(classifier.predict(pairs) == np.asarray(labels)) > 0.95
-    assert set(classifier.describe()["weights"]) == set(artifacts.FEATURES)
+    assert np.mean(classifier.predict_ids(pairs) == np.asarray(labels)) > 0.95
+    assert set(classifier.weights_table()["weights"]) == set(artifacts.FEATURES)
 
 
 def test_artifacts_report_compares_model_with_each_baseline():

@@ -124,6 +124,14 @@ def load_run(exported, name):
     return zoo.load(exported[name]["run_dir"])
 
 
+def own_run(exported, name, tmp_path):
+    """A copy of the shared tiny run of `name` in `tmp_path`: an export holds its run's lock, and the xdist
+    workers export the shared runs at the same time."""
+    import shutil
+
+    return zoo.load(shutil.copytree(exported[name]["run_dir"], tmp_path / f"run-{name}"))
+
+
 # Which models -------------------------------------------------------------------------------------
 def test_every_model_is_exported_and_syntactic_ones_take_parses(exported):
     assert len(MODELS) >= 21 and len(tree_models()) == 5, MODELS
@@ -197,9 +205,10 @@ def test_edge_cases_give_answers(exported, name):
 
 
 def test_next_free_version_and_refusals(exported, tmp_path):
-    run = load_run(exported, DOC_MODEL)
+    run = own_run(exported, DOC_MODEL, tmp_path)
     model_dir = tmp_path / "models" / DOC_MODEL
     (model_dir / "7").mkdir(parents=True)
+    (model_dir / "7" / "saved_model.pb").write_bytes(b"")  # an existing version (an empty one is a leftover)
     (model_dir / "notes").mkdir()
     assert next_version(str(model_dir)) == 8
     with pytest.raises(ExportError, match="already exists"):
@@ -320,10 +329,10 @@ def test_tflite_uses_builtin_ops_only(exported):
     assert metadata["batch_size"] == TFLITE_BATCH and metadata["model"] == DOC_MODEL
 
 
-def test_tflite_refuses_to_overwrite(exported):
+def test_tflite_refuses_to_overwrite(exported, tmp_path):
     entry = entry_for(exported, DOC_MODEL, "tflite")
     with pytest.raises(ExportError, match="already exists"):
-        export_tflite(load_run(exported, DOC_MODEL), str(Path(entry["tflite"]).parent))
+        export_tflite(own_run(exported, DOC_MODEL, tmp_path), str(Path(entry["tflite"]).parent))
 
 
 # The payloads of docs/serving.md ------------------------------------------------------------------
@@ -507,7 +516,7 @@ def test_xla_and_sorted_chunks_equal_keras(exported, tmp_path):
     """`--xla-max-batch 2 --chunk-size 3`: batches of 1 and 2 pairs run an XLA-compiled model on padded shape
     classes, larger ones length-sorted chunks of 3 pairs; every row answers like the Keras model."""
     name = DOC_MODEL
-    run = load_run(exported, name)
+    run = own_run(exported, name, tmp_path)
     path = export_saved_model(run, str(tmp_path / name), batch_sizes=(1, 2, 4), xla_max_batch=2, chunk_size=3)
     signature = tf.saved_model.load(path).signatures["serving_default"]
     reference = exported[name]["reference"]["probabilities"]
@@ -518,7 +527,7 @@ def test_xla_and_sorted_chunks_equal_keras(exported, tmp_path):
         np.testing.assert_allclose(got["probabilities"], reference[rows], atol=TOLERANCE_SAVED_MODEL, rtol=0)
         assert got["label_id"].numpy().tolist() == reference[rows].argmax(-1).tolist()
     with pytest.raises(ExportError, match="parse trees"):
-        export_saved_model(load_run(exported, SYNTACTIC_MODEL), str(tmp_path / "tree"), xla_max_batch=4)
+        export_saved_model(own_run(exported, SYNTACTIC_MODEL, tmp_path), str(tmp_path / "tree"), xla_max_batch=4)
 
 
 # TFLite that fits a device: a smaller vocabulary, quantized weights ---------------------------------------
@@ -586,24 +595,26 @@ def test_quantized_export_is_smaller_and_checked_against_the_float_model(device_
 
 
 def test_tflite_predictor_has_the_predictor_interface(exported, device_exports):
-    from zoo.export.predictor import open_predictor
+    from zoo.predictors import PredictorNotFound, open_predictor
 
     entry = entry_for(exported, DOC_MODEL, "tflite")
-    predictor = open_predictor(tflite=entry["tflite"])
-    assert predictor.labels == tuple(zoo.data.LABELS)
+    predictor = open_predictor(entry["tflite"])
+    assert predictor.kind == "tflite" and predictor.labels == tuple(zoo.data.LABELS)
     got = predictor.predict(ALL_PAIRS, batch_size=3)
     np.testing.assert_allclose([[p["probabilities"][n] for n in predictor.labels] for p in got],
                                entry["reference"]["probabilities"], atol=TOLERANCE_TFLITE, rtol=0)
     explanation = predictor.explain(*PAIRS[0][:2])
-    reference = open_predictor(saved_model=entry["saved_model"]).explain(*PAIRS[0][:2])
+    reference = open_predictor(str(Path(entry["saved_model"]).parent)).explain(*PAIRS[0][:2])  # latest version
     assert explanation.premise_tokens == reference.premise_tokens and explanation.label == reference.label
     np.testing.assert_allclose(explanation.maps["attention"], reference.maps["attention"], atol=TOLERANCE_TFLITE)
-    with pytest.raises(ValueError, match="exactly one"):
-        open_predictor(saved_model=entry["saved_model"], tflite=entry["tflite"])
+    with pytest.raises(PredictorNotFound, match="a run directory .*, a SavedModel or TF Serving model folder"):
+        open_predictor(str(Path(entry["tflite"]).parent.parent))
+    with pytest.raises(ValueError, match=r"pair 1: expected \(premise, hypothesis\)"):  # was an IndexError
+        predictor.nli.predict([("A man.", "A dog."), ("x",)])
 
 
 def test_float16_and_option_errors(exported, tmp_path, capsys):
-    run = load_run(exported, DOC_MODEL)
+    run = own_run(exported, DOC_MODEL, tmp_path)
     path = export_tflite(run, str(tmp_path / "f16"), batch_size=1, quantize="float16")
     nli = TFLiteNLI(path)
     np.testing.assert_allclose(nli.predict_probabilities(PAIRS[:1]), exported[DOC_MODEL]["reference"]["probabilities"][:1],

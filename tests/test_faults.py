@@ -3,7 +3,7 @@ end of training (`zoo.runs.faults`), then the same command again, must end with 
 the uninterrupted run.
 
 The steps are killed in one chain of reruns of one run directory, each rerun stopped at the next step (in
-this process: `zoo.runs.faults.kill` replaced by an exception, nothing after the step runs, as after a kill
+this process: `zoo.fileio.faults.kill` replaced by an exception, nothing after the step runs, as after a kill
 -9; the atomic writers leave nothing behind between two steps), so that every step costs one short run
 instead of two; one case kills a subprocess for real with `NLI_ZOO_FAULT_AT`. Every run is tiny: a hidden
 size of 4, 32 training pairs of the shipped sample, 3 epochs, sentences cut to the length grid's first cell.
@@ -18,6 +18,7 @@ import sys
 import pytest
 
 import train as train_script
+from zoo.fileio import faults as fileio_faults
 from zoo.runs import faults, layout
 
 from tests.test_train import ROOT, subprocess_env
@@ -42,7 +43,7 @@ def stop_at(monkeypatch, point, argv):
         raise Killed(f"{step}@{epoch}")
 
     with monkeypatch.context() as patch:
-        patch.setattr(faults, "kill", kill)
+        patch.setattr(fileio_faults, "kill", kill)
         patch.setenv(faults.FAULT_ENV, point)
         with pytest.raises(Killed):
             train_script.main(argv)
@@ -110,7 +111,7 @@ def test_a_kill_after_any_write_step_resumes_exactly(reference, tmp_path, monkey
     def kill(step, epoch):
         raise Killed(f"{step}@{epoch}")
 
-    monkeypatch.setattr(faults, "kill", kill)
+    monkeypatch.setattr(fileio_faults, "kill", kill)
     run_dir = tmp_path / "killed"
     chain = kill_chain(reference)
     killed = []

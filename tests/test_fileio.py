@@ -16,8 +16,10 @@ import time
 
 import pytest
 
-from zoo.fileio import (CorruptFileError, DirectoryLock, LockedError, allocate_version, atomic_path, atomic_write,
-                        clean_stale_temporaries, read_json, write_json)
+from zoo.fileio import (FAULT_VARIABLE, CorruptFileError, DirectoryLock, LockedError, VersionExistsError,
+                        allocate_version, atomic_path, atomic_write, clean_stale_temporaries, fault_point,
+                        latest_version, publish_folder, read_json, recover_folder, remove_empty_versions,
+                        sibling_lock_file, staging_folder, version_numbers, write_json)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -220,6 +222,78 @@ print(" ".join(str(allocate_version(sys.argv[1])) for _ in range(25)), flush=Tru
     assert sorted(versions) == list(range(1, 76))
     assert sorted(int(n) for n in os.listdir(tmp_path / "model")) == list(range(1, 76))
     assert stat.S_IMODE((tmp_path / "model" / "1").stat().st_mode) & 0o055  # not 0700
+
+
+def test_one_allocator_lists_picks_and_reserves_versions(tmp_path):
+    model = tmp_path / "model"
+    assert version_numbers(model) == [] and latest_version(model) is None
+    for version in (1, 2, 10):
+        (model / str(version)).mkdir(parents=True)
+    (model / "1" / "saved_model.pb").write_bytes(b"")
+    (model / "10" / "saved_model.pb").write_bytes(b"")
+    (model / "notes").mkdir()
+    (model / "3").write_text("a file, not a version")
+    assert version_numbers(model) == [1, 2, 10] and latest_version(model) == 10
+    assert version_numbers(model, holding="saved_model.pb") == [1, 10]
+    assert allocate_version(model) == 11
+    with pytest.raises(VersionExistsError, match=r"/model/2 already exists; choose another --version"):
+        allocate_version(model, 2)
+    with pytest.raises(ValueError, match="positive"):
+        allocate_version(model, 0)
+    assert allocate_version(model, 5) == 5
+    assert remove_empty_versions(model) == [str(model / n) for n in ("11", "2", "5")]  # sorted by name
+    assert version_numbers(model) == [1, 10]
+
+
+def test_a_lock_beside_a_folder_does_not_create_it(tmp_path):
+    folder = tmp_path / "models" / "esim_tflite"
+    lock = DirectoryLock(folder, what="TFLite export folder", lock_file=sibling_lock_file(folder)).acquire()
+    assert not folder.exists() and (tmp_path / "models" / ".esim_tflite.lock").exists()
+    with pytest.raises(LockedError, match=f"the TFLite export folder {folder} is in use by PID {os.getpid()}"):
+        DirectoryLock(folder, what="TFLite export folder", lock_file=sibling_lock_file(folder)).acquire()
+    lock.release()
+    assert os.listdir(tmp_path / "models") == []
+
+
+PUBLISH = """
+import os, sys
+from zoo.fileio import publish_folder, staging_folder
+target = sys.argv[1]
+staged = staging_folder(target)
+with open(os.path.join(staged, "model"), "w") as f:
+    f.write("new")
+publish_folder(staged, target, overwrite=True, fault_step="test")
+"""
+
+
+# killed with the old folder set aside and the new one staged (both repaired), or with the new one in place
+@pytest.mark.parametrize("step, left, repairs", [("test:old-moved-aside", "old", 2), ("test:new-moved-in", "new", 1)])
+def test_a_kill_between_the_renames_of_a_folder_leaves_the_old_or_the_new_one(tmp_path, step, left, repairs):
+    target = tmp_path / "export"
+    target.mkdir()
+    (target / "model").write_text("old")
+    env = dict(os.environ, PYTHONPATH=ROOT, **{FAULT_VARIABLE: step})
+    process = subprocess.run([sys.executable, "-c", PUBLISH, str(target)], env=env, cwd=ROOT, timeout=60)
+    assert process.returncode == -signal.SIGKILL
+    notices = []
+    assert recover_folder(target, on_notice=notices.append) == repairs
+    assert (target / "model").read_text() == left
+    assert sorted(os.listdir(tmp_path)) == ["export"] and len(notices) == repairs
+    assert ("put back" if left == "old" else "removed") in notices[0]
+    subprocess.run([sys.executable, "-c", PUBLISH, str(target)], env=dict(env, **{FAULT_VARIABLE: ""}), cwd=ROOT,
+                   timeout=60, check=True)
+    assert (target / "model").read_text() == "new" and sorted(os.listdir(tmp_path)) == ["export"]
+
+
+def test_publish_folder_refuses_an_occupied_target_without_overwrite(tmp_path):
+    (tmp_path / "export").mkdir()
+    staged = staging_folder(tmp_path / "export")
+    (tmp_path / "export" / "model").write_text("old")
+    with pytest.raises(FileExistsError, match="already exists"):
+        publish_folder(staged, tmp_path / "export")
+    (tmp_path / "empty").mkdir()  # an empty folder is simply replaced
+    assert publish_folder(staged, tmp_path / "empty") == str(tmp_path / "empty")
+    fault_point("test:never-named")  # without NLI_ZOO_FAULT_AT naming it, a no-op
 
 
 def test_clean_stale_temporaries_keeps_live_ones(tmp_path):

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from tests.export_support import PAIRS, make_run
-from zoo.export.predictor import RunPredictor
+from zoo.runs.predictor import RunPredictor
 from zoo.fileio import write_json
 from zoo.presets import (HubClientMissingError, HubUnreachableError, NLIClassifier, PresetError,
                          PresetIntegrityError, PresetMismatchError, export_preset, from_preset, parse_uri,

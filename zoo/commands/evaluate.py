@@ -30,7 +30,7 @@ from zoo.diagnostics.request import DiagnosticsRequest, run_diagnostics
 from zoo.errors import UserError as EvaluateError
 from zoo.fileio import CorruptFileError, LockedError, write_json
 from zoo.runs import layout
-from zoo.runs.evaluation import evaluate_examples, evaluate_saved_model, format_scores
+from zoo.runs.evaluation import format_scores
 from zoo.runs.settings import RunSettings
 
 
@@ -173,7 +173,7 @@ def evaluate(request):
         request: the `EvaluateRequest`.
     """
     # Deferred: these import TensorFlow, which `main` imports first with its start-up lines filtered.
-    from zoo.export.predictor import RunPredictor, open_predictor
+    from zoo.predictors import open_predictor
     from zoo.runs.datasets import describe_length_notes, length_notes
 
     started = time.time()
@@ -183,30 +183,23 @@ def evaluate(request):
         request.diagnostics.check()  # before any model is loaded or any pair scored
     except ValueError as error:
         raise EvaluateError(str(error)) from None
+    kind, path = next((k, p) for k, p in (("run", request.run_dir), ("saved_model", request.saved_model),
+                                          ("tflite", request.tflite), ("preset", request.preset)) if p)
+    try:
+        predictor = open_predictor(path, kind=kind)
+    except (FileNotFoundError, OSError, ValueError, EvaluateError) as error:
+        raise EvaluateError(str(error)) from None
     settings = None
     if request.run_dir:
-        try:
-            predictor = RunPredictor(request.run_dir)
-        except (FileNotFoundError, ValueError) as error:
-            raise EvaluateError(str(error)) from None
         run = predictor.run
         settings = RunSettings.of(run.config["preset"])
-        name, base = run.config["model"], request.run_dir
-        score = lambda examples: evaluate_examples(  # noqa: E731
-            run.model, examples, run.vocab, run.tokenizer, settings, batch_size=request.batch_size,
-            verbose=progress_verbosity(request))
+        name, base = predictor.name, request.run_dir
     else:
-        path = request.model_path
-        try:
-            predictor = PresetPredictor(request.preset) if request.preset else open_predictor(
-                saved_model=request.saved_model, tflite=request.tflite)
-        except (FileNotFoundError, OSError, ValueError, EvaluateError) as error:
-            raise EvaluateError(str(error)) from None
         name = os.path.basename(os.path.normpath(path)) if "://" not in path else path.rsplit("/", 1)[-1]
         base = path if os.path.isdir(path) else (os.path.dirname(os.path.abspath(path)) if "://" not in path
                                                  else os.path.join("evaluations", name))
-        score = lambda examples: evaluate_saved_model(  # noqa: E731
-            predictor, examples, batch_size=request.batch_size or 256, verbose=progress_verbosity(request))
+    score = lambda examples: predictor.evaluate(  # noqa: E731 (batch size None: the run's, or 256)
+        examples, batch_size=request.batch_size, verbose=progress_verbosity(request))
     selected, report = load_data(request) if request.source else ([], None)
     results, notes = {}, {}
     for split, examples in selected:
@@ -236,20 +229,6 @@ def evaluate(request):
         write_report(output, written, request.run_dir)
         print(f"[evaluate] written to {output}", flush=True)
     return written
-
-
-class PresetPredictor:
-    """A preset (`zoo.from_preset`) as a predictor: `.labels` and `.predict(pairs, batch_size)` in the format
-    of `zoo.load(run).predict`."""
-
-    def __init__(self, preset):
-        from zoo.presets import from_preset  # deferred: imports TensorFlow (see `evaluate`)
-
-        self.classifier = from_preset(preset)
-        self.labels = tuple(self.classifier.labels)
-
-    def predict(self, pairs, batch_size=256):
-        return self.classifier.predict_labels(pairs, batch_size=batch_size)
 
 
 def diagnose(request, predictor, base, results, report):

@@ -17,6 +17,7 @@ import argparse
 import os
 import sys
 
+from zoo.commands.startup import import_tensorflow
 from zoo.errors import UserError
 
 FORMATS = ("saved_model", "tflite", "preset")
@@ -38,7 +39,8 @@ def build_parser(prog="export.py"):
     parser.add_argument("--tflite-batch-size", type=int, default=1,
                         help="tflite: the fixed number of pairs per invocation (default 1)")
     parser.add_argument("--overwrite", action="store_true",
-                        help="tflite: replace an existing model.tflite; preset: replace an existing preset folder")
+                        help="tflite: replace an existing export (the new one is built beside it and swapped in "
+                             "whole); preset: replace an existing preset folder")
     serving = parser.add_argument_group("saved_model: TF Serving files")
     serving.add_argument("--allowed-batch-sizes", default=None, metavar="B1,B2,...",
                          help="the batch sizes TF Serving's batching pads to, which the warm-up requests cover "
@@ -91,8 +93,11 @@ def export(args):
     Raises:
         ValueError, FileNotFoundError: user errors (printed as one line by `main`).
     """
-    from zoo.export import export_saved_model
-    from zoo.fileio import LockedError
+    # deferred until main() has imported TensorFlow with its start-up lines filtered (zoo.commands.startup)
+    from zoo.export import serving_files
+    from zoo.export.saved_model import DEFAULT_CHUNK_SIZE, export_saved_model
+    from zoo.export.tflite import export_tflite, test_examples_of
+    from zoo.presets import export_preset
     from zoo.runs import load_run
     from zoo.runs.layout import load_config
 
@@ -111,12 +116,8 @@ def export(args):
         raise ValueError("--xla-max-batch and --chunk-size must be 0 (off) or positive")
     run = load_run(args.run_dir)
     if args.format == "preset":
-        from zoo.presets import export_preset
-
         return export_preset(run, args.out or os.path.join("presets", model_name), overwrite=args.overwrite)
     if args.format == "tflite":
-        from zoo.export.tflite import export_tflite, test_examples_of
-
         out = args.out or os.path.join("models", f"{model_name}_tflite")
         examples = None if args.no_accuracy_check else test_examples_of(run, args.test_data)
         return export_tflite(run, out, batch_size=args.tflite_batch_size, overwrite=args.overwrite,
@@ -124,20 +125,11 @@ def export(args):
                              log=lambda line: print(f"[export] {line}", flush=True))
     batch_sizes = parse_batch_sizes(args.allowed_batch_sizes) if args.allowed_batch_sizes else None
     model_dir = args.out or os.path.join("models", model_name)
-    from zoo.export.saved_model import DEFAULT_CHUNK_SIZE
-
-    from zoo.fileio import DirectoryLock
-
-    try:  # one export at a time into a model folder: versions and models.config are read, then written
-        with DirectoryLock(model_dir, what="export folder"):
-            path = export_saved_model(run, model_dir, args.version, batch_sizes=batch_sizes,
-                                      base_path=args.base_path, stable_version=args.stable_version,
-                                      xla_max_batch=args.xla_max_batch,
-                                      chunk_size=DEFAULT_CHUNK_SIZE if args.chunk_size is None else args.chunk_size)
-    except LockedError as error:
-        raise ValueError(str(error)) from None
-    from zoo.export import serving_files
-
+    # under the run's lock and the model folder's (one export at a time: versions and models.config are read,
+    # then written), built beside its version folder and renamed into place whole
+    path = export_saved_model(run, model_dir, args.version, batch_sizes=batch_sizes, base_path=args.base_path,
+                              stable_version=args.stable_version, xla_max_batch=args.xla_max_batch,
+                              chunk_size=DEFAULT_CHUNK_SIZE if args.chunk_size is None else args.chunk_size)
     labels = serving_files.version_labels(model_dir, int(os.path.basename(path)), args.stable_version)
     print(f"[export] TF Serving: {os.path.join(path, serving_files.WARMUP_FILE)}, "
           f"{os.path.join(model_dir, serving_files.BATCHING_FILE)}, {os.path.join(model_dir, serving_files.MODELS_CONFIG_FILE)} "
@@ -147,8 +139,6 @@ def export(args):
 
 def main(argv=None, prog="export.py"):
     """Runs `export.py`; a user error prints one line `export.py: error: ...` and exits with status 2."""
-    from zoo.commands.startup import import_tensorflow
-
     args = build_parser(prog).parse_args(argv)
     import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
     try:

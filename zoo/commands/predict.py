@@ -168,14 +168,14 @@ def check_request(request):
 
 
 def open_model(request):
-    """The predictor of `--run-dir`, `--saved-model` or `--tflite`."""
+    """The predictor of `--run-dir`, `--saved-model` or `--tflite` (`zoo.predictors.open_predictor`)."""
     # Deferred: imports TensorFlow, which `main` imports first with its start-up lines filtered.
-    from zoo.export.predictor import TFLitePredictor, open_predictor
+    from zoo.predictors import open_predictor
 
+    kind, path = next((k, p) for k, p in (("run", request.run_dir), ("saved_model", request.saved_model),
+                                          ("tflite", request.tflite)) if p)
     try:
-        if request.tflite:
-            return TFLitePredictor(request.tflite, num_threads=request.num_threads)
-        return open_predictor(run_dir=request.run_dir, saved_model=request.saved_model)
+        return open_predictor(path, kind=kind, num_threads=request.num_threads)
     except (FileNotFoundError, ValueError) as error:
         raise PredictError(str(error)) from None
 
@@ -207,7 +207,7 @@ def format_prediction(prediction):
 def show_attention(explanation, request):
     """Prints the text heatmap(s) and/or saves the PNG of the single pair's `Explanation`."""
     # Deferred: imports TensorFlow, which `main` imports first with its start-up lines filtered.
-    from zoo.export.predictor import alignment_grid, save_attention_png, text_heatmap
+    from zoo.runs.alignment import alignment_grid, save_attention_png, text_heatmap
 
     if request.show_attention:
         for name in explanation.maps:

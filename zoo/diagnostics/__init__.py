@@ -8,9 +8,9 @@ less than the model (hypothesis only, lexical overlap); it prints a table per se
 
 ```python
 from zoo.diagnostics import run_suite
-from zoo.export.predictor import RunPredictor
+from zoo.predictors import open_predictor
 
-report = run_suite(RunPredictor("runs/esim"), {"hans": "hans/heuristics_evaluation_set.txt", "behaviour": True},
+report = run_suite(open_predictor("runs/esim"), {"hans": "hans/heuristics_evaluation_set.txt", "behaviour": True},
                    out_dir="runs/esim/diagnostics", logdir="runs/esim/logs")
 ```
 """

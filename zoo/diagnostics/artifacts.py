@@ -12,6 +12,9 @@ Baselines:
   three-way logistic regression over the standardised features is fitted in numpy (full-batch gradient
   descent, fixed steps, deterministic); without them a fixed rule decides (`rule_predict`).
 
+Both baselines are predictors (`zoo.runs.predictor.Predictor`: `OverlapClassifier`, `OverlapRule`), scored
+by the same `zoo.diagnostics.scoring.predict` as the model.
+
 ```python
 from zoo.diagnostics.artifacts import run_artifacts
 section = run_artifacts(predictor, test_examples, train_examples=train, hypothesis_only=other_predictor)
@@ -26,6 +29,7 @@ import numpy as np
 from zoo.data import LABELS
 from zoo.diagnostics.behaviour.lexicon import NEGATIONS
 from zoo.diagnostics.scoring import check_labels, entry, predict
+from zoo.runs.predictor import Predictor
 
 WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 FEATURES = ("hypothesis_in_premise", "premise_in_hypothesis", "all_hypothesis_in_premise", "jaccard",
@@ -69,7 +73,17 @@ def rule_predict(pairs):
     return out
 
 
-class OverlapClassifier:
+class OverlapRule(Predictor):
+    """`rule_predict` as a predictor: probability 1 on the rule's label."""
+
+    kind = "lexical_overlap rule"
+    labels = tuple(LABELS)
+
+    def predict_probabilities(self, pairs, batch_size=256):
+        return np.eye(len(LABELS), dtype="float32")[rule_predict([tuple(p[:2]) for p in pairs])]
+
+
+class OverlapClassifier(Predictor):
     """Multinomial logistic regression over `features`, fitted in numpy.
 
     Args:
@@ -77,6 +91,9 @@ class OverlapClassifier:
         learning_rate: step size (on standardised features).
         l2: weight decay on the weights (not the biases).
     """
+
+    kind = "lexical_overlap regression"
+    labels = tuple(LABELS)
 
     def __init__(self, steps=300, learning_rate=0.5, l2=1e-4):
         self.steps, self.learning_rate, self.l2 = int(steps), float(learning_rate), float(l2)
@@ -105,12 +122,20 @@ class OverlapClassifier:
         e = np.exp(z)
         return e / e.sum(axis=1, keepdims=True)
 
-    def predict(self, pairs):
+    def predict_ids(self, pairs):
         """Label ids of the pairs."""
-        x = (features(pairs).astype("float64") - self.mean) / self.scale
-        return np.argmax(x @ self.weights + self.bias, axis=1)
+        return np.argmax(self.predict_probabilities(pairs), axis=1)
+
+    def predict_probabilities(self, pairs, batch_size=256):
+        """Class probabilities float32 `[N, 3]` of `(premise, hypothesis)` pairs (columns: `LABELS`)."""
+        x = (features([tuple(p[:2]) for p in pairs]).astype("float64") - self.mean) / self.scale
+        return self._softmax(x @ self.weights + self.bias).astype("float32")
 
     def describe(self):
+        """One line: the baseline and how many features it weighs."""
+        return f"{self.kind} over {len(FEATURES)} features"
+
+    def weights_table(self):
         """The fitted weights `{feature: {label: weight}}` (on standardised features) and biases."""
         return {"weights": {f: {name: round(float(w), 4) for name, w in zip(LABELS, row)}
                             for f, row in zip(FEATURES, self.weights)},
@@ -172,13 +197,13 @@ def run_artifacts(predictor, test, train=None, hypothesis_only=None, batch_size=
     baselines = {}
     if train:
         train = _subsample(normalize(train), max_train)
-        classifier = OverlapClassifier().fit([(e["premise"], e["hypothesis"]) for e in train],
-                                             [LABELS.index(e["label"]) for e in train])
-        overlap = [LABELS[i] for i in classifier.predict(pairs)]
-        extra = {"kind": "logistic regression", "fitted_on": len(train), **classifier.describe()}
+        baseline = OverlapClassifier().fit([(e["premise"], e["hypothesis"]) for e in train],
+                                           [LABELS.index(e["label"]) for e in train])
+        extra = {"kind": "logistic regression", "fitted_on": len(train), **baseline.weights_table()}
     else:
-        overlap = [LABELS[i] for i in rule_predict(pairs)]
+        baseline = OverlapRule()
         extra = {"kind": "fixed rule", "fitted_on": 0}
+    overlap, _ = predict(baseline, pairs, batch_size)
     baselines["lexical_overlap"] = compare("lexical_overlap", gold, model_predicted, overlap, model["accuracy"],
                                            **extra)
     if hypothesis_only is not None:

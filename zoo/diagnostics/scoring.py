@@ -2,7 +2,7 @@
 
 A predictor is any object with `.labels` (the three label names in id order) and
 `.predict(pairs, batch_size=256)` returning `[{"label": name, "probabilities": {name: float}}, ...]`:
-`zoo.export.predictor.RunPredictor`, `SavedModelPredictor`, or a test's stand-in.
+a `zoo.runs.predictor.Predictor` (`zoo.predictors.open_predictor`), or a test's stand-in.
 """
 
 from collections import Counter

@@ -54,9 +54,9 @@ def _load_artifacts(value):
     train, train_source = _load_examples(value.get("train"), "train")
     other = value.get("hypothesis_only")
     if isinstance(other, (str, os.PathLike)):
-        from zoo.export.predictor import RunPredictor
+        from zoo.predictors import open_predictor
 
-        other = RunPredictor(os.fspath(other))
+        other = open_predictor(os.fspath(other), kind="run")
     return {"test": test, "train": train, "hypothesis_only": other,
             "max_train": value.get("max_train"), "test_source": value.get("test_source", test_source),
             "train_source": value.get("train_source", train_source)}
@@ -68,7 +68,7 @@ def run_suite(predictor, sets, out_dir=None, logdir=None, test_accuracy=None, st
     Args:
         predictor: an object with `.labels` (entailment, neutral, contradiction in id order) and
             `.predict(pairs, batch_size=256)` answering `[{"label", "probabilities"}]`, e.g.
-            `zoo.export.predictor.RunPredictor(run_dir)`.
+            `zoo.predictors.open_predictor(path)`.
         sets: `{"breaking_nli": PATH, "hans": PATH, "snli_hard": PATH, "stress_tests": DIR,
             "anli": PATH or "tfds" (or {"source", "split", "data_dir"}), "behaviour": True (or {"seed", "size"}),
             "artifacts": {"test": examples or source, "train": ..., "hypothesis_only": predictor or RUN}}`;

@@ -38,27 +38,28 @@ path = export_saved_model(zoo.load("runs/rocktaschel_wbw"), "models/rocktaschel_
 
 import json
 import os
-import shutil
+import sys
 
 import keras
 import tensorflow as tf
 
 from zoo import fileio
+from zoo.constants import LABELS
+from zoo.data.tree_graph import PARSE_BLANK, tf_parse_error_check, tf_parse_trees
 from zoo.data.vocab import PAD_ID, UNK_ID
+from zoo.export import serving_files as files
+from zoo.export.exporting import ExportError, exporting
+from zoo.export.serving_graph import INPUT_NAMES, ServingModel, length_boundaries
 from zoo.layers.recurrent import packed_inference
+from zoo.layers.tree_lstm import complete_tree
 from zoo.runs.layout import VOCAB_FILE
 
 METADATA_PATH = os.path.join("assets.extra", "zoo.json")
 
-INPUT_NAMES = ("premise", "hypothesis")
 PARSE_INPUT_NAMES = ("premise_binary_parse", "hypothesis_binary_parse")
 SERVING_OUTPUTS = ("probabilities", "label", "label_id")
 EXPLAIN_SIGNATURE = "explain"
 DEFAULT_CHUNK_SIZE = 32  # serving_default: larger batches run length-sorted in chunks of this many pairs
-
-
-class ExportError(ValueError):
-    """A user-facing export error (existing version, bad path, failed conversion)."""
 
 
 def input_names(model):
@@ -67,42 +68,9 @@ def input_names(model):
 
 
 def next_version(model_dir):
-    """The next free TF Serving version number under `model_dir` (1 when there is none).
-
-    Args:
-        model_dir: `MODELS/NAME`, holding numeric version directories.
-
-    Returns:
-        int, one more than the largest existing version.
-    """
-    if not os.path.isdir(model_dir):
-        return 1
-    versions = [int(name) for name in os.listdir(model_dir) if name.isdigit()]
-    return max(versions, default=0) + 1
-
-
-def version_dir(model_dir, version=None):
-    """The directory `MODELS/NAME/N` to export into.
-
-    Args:
-        model_dir: `MODELS/NAME`.
-        version: a version number, or None for the next free one.
-
-    Returns:
-        the path (not yet existing).
-
-    Raises:
-        ExportError: the version is not a positive integer or already exists.
-    """
-    if version is None:
-        version = next_version(model_dir)
-    if int(version) < 1:
-        raise ExportError(f"--version must be a positive integer, got {version}")
-    path = os.path.join(model_dir, str(int(version)))
-    if os.path.exists(path):
-        raise ExportError(f"{path} already exists; choose another --version or leave it out "
-                          "for the next free one")
-    return path
+    """The next free TF Serving version number under `model_dir` (1 when there is none;
+    `zoo.fileio.version_numbers`)."""
+    return 1 + (fileio.latest_version(model_dir) or 0)
 
 
 class InGraphEncoder(tf.Module):
@@ -158,9 +126,6 @@ def parse_tree_input(parses, ids, all_tokens, field, tokenizer, max_length, max_
     Returns:
         int32 `[B, 2L - 1, 3]` (L: the padded length of `ids`).
     """
-    from zoo.data.tree_graph import PARSE_BLANK, tf_parse_error_check, tf_parse_trees
-    from zoo.layers.tree_lstm import complete_tree
-
     parsed, status = tf_parse_trees(parses, all_tokens, tf.shape(ids)[1], lowercase=tokenizer.lowercase,
                                     max_length=max_length, max_depth=max_depth)
     complete = complete_tree(tf.not_equal(ids, PAD_ID), max_depth)
@@ -179,123 +144,60 @@ def max_lengths(config):
     return {"premise": data.get("max_premise_length"), "hypothesis": data.get("max_hypothesis_length")}
 
 
-def grid_length(length, boundaries):
-    """The first of `boundaries` (increasing ints) holding `length`, in graph (`length` itself beyond all)."""
-    bounds = tf.constant(boundaries, tf.int32)
-    index = tf.searchsorted(bounds, tf.reshape(length, [1]), side="left")[0]
-    return tf.where(index < len(boundaries), tf.gather(bounds, tf.minimum(index, len(boundaries) - 1)), length)
-
-
-def next_power_of_two(n):
-    """The smallest power of two >= `n` (int32 scalar tensor >= 1), in graph."""
-    n = tf.maximum(n, 1)
-    exponent = tf.math.ceil(tf.math.log(tf.cast(n, tf.float32)) / tf.math.log(2.0))
-    power = tf.cast(tf.pow(2.0, exponent), tf.int32)
-    return tf.where(power < n, power * 2, power)  # float rounding just below an exact power
-
-
-def length_boundaries(config):
-    """The closed boundaries of the run's length grid per side: `{"premise": [...], "hypothesis": [...]}`."""
-    from zoo.data.batching import LengthGrid
-
-    data = config["preset"]["data"]
-    grid = LengthGrid.for_max_lengths(data.get("max_premise_length"), data.get("max_hypothesis_length"))
-    return {"premise": [b for b in grid.premise_boundaries if b is not None],
-            "hypothesis": [b for b in grid.hypothesis_boundaries if b is not None]}
-
-
-class ServingModel(tf.Module):
-    """The probabilities of `serving_default` from token ids, by the fastest of three ways on a CPU.
-
-    - `xla_max_batch`: batches of at most this many pairs run an XLA-compiled copy of the model, their ids
-      padded up to the run's length grid and the batch up to a power of two (all-padding rows), so the
-      compilations are a few shape classes (met by the warm-up requests); XLA removes the per-op overhead
-      that dominates small batches.
-    - `chunk_size`: larger batches are sorted by sentence length and run in chunks of this many pairs, each
-      cropped to its own longest sentences, so that little of the work goes to padding (a batch of 256
-      SNLI pairs padded to its longest sentences is about 60% padding); the rows are put back in order.
-    - otherwise the plain graph, as `explain`.
-
-    Every row is computed by the same model on its own tokens (padding is masked), so the answers are the
-    plain graph's (the tests hold them to the Keras model within 1e-5).
-
-    Args:
-        model: the `NLIModel`.
-        boundaries: `{"premise": [...], "hypothesis": [...]}`, the lengths XLA pads the ids up to.
-        xla_max_batch: the largest batch run through XLA (0: none).
-        chunk_size: pairs per chunk of a larger batch (0: no chunks).
-        explain_fn: the `tf.function` of `model.explain` the `explain` signature calls (one trace of the
-            model then serves both signatures and every chunk).
-    """
-
-    def __init__(self, model, boundaries, xla_max_batch=0, chunk_size=0, explain_fn=None):
-        super().__init__(name="serving_model")
-        self.boundaries = boundaries
-        self.xla_max_batch = int(xla_max_batch)
-        self.chunk_size = int(chunk_size)
-        self.model = model
-        self.explain_fn = explain_fn or tf.function(model.explain)
-        self.compiled = tf.function(lambda inputs: tf.cast(model.explain(inputs)["probabilities"], tf.float32),
-                                    jit_compile=True) if self.xla_max_batch else None
-
-    def plain(self, inputs):
-        return tf.cast(self.explain_fn(inputs)["probabilities"], tf.float32)
-
-    def pad(self, inputs):
-        """Ids padded up to the grid's lengths and the batch up to a power of two (all-padding rows)."""
-        batch = tf.shape(inputs["premise"])[0]
-        rows = next_power_of_two(batch) - batch
-        padded = {}
-        for key in INPUT_NAMES:
-            length = tf.shape(inputs[key])[1]
-            columns = grid_length(length, self.boundaries[key]) - length
-            padded[key] = tf.pad(inputs[key], [[0, rows], [0, columns]], constant_values=PAD_ID)
-        return padded
-
-    def chunked(self, inputs):
-        """The probabilities of a batch run in length-sorted chunks of `chunk_size` pairs."""
-        lengths = {key: tf.reduce_sum(tf.cast(tf.not_equal(inputs[key], PAD_ID), tf.int32), axis=1)
-                   for key in INPUT_NAMES}
-        batch = tf.shape(inputs["premise"])[0]
-        key = lengths["premise"] * (tf.shape(inputs["hypothesis"])[1] + 1) + lengths["hypothesis"]
-        order = tf.argsort(key, stable=True)
-        ids = {name: tf.gather(inputs[name], order) for name in INPUT_NAMES}
-        lengths = {name: tf.gather(lengths[name], order) for name in INPUT_NAMES}
-        chunks = (batch + self.chunk_size - 1) // self.chunk_size
-
-        def body(i, results):
-            start = i * self.chunk_size
-            stop = tf.minimum(start + self.chunk_size, batch)
-            chunk = {name: ids[name][start:stop, :tf.maximum(1, tf.reduce_max(lengths[name][start:stop]))]
-                     for name in INPUT_NAMES}
-            return i + 1, results.write(i, self.plain(chunk))
-
-        results = tf.TensorArray(tf.float32, size=chunks, infer_shape=False,
-                                 element_shape=tf.TensorShape([None, self.model.num_classes]))
-        _, results = tf.while_loop(lambda i, _: i < chunks, body, (tf.constant(0), results))
-        return tf.gather(results.concat(), tf.math.invert_permutation(order))
-
-    def probabilities(self, inputs):
-        """float32 `[B, classes]` of padded token ids."""
-        batch = tf.shape(inputs["premise"])[0]
-        rest = self.plain
-        if self.chunk_size:
-            rest = lambda x: tf.cond(batch > self.chunk_size, lambda: self.chunked(x),  # noqa: E731
-                                     lambda: self.plain(x))
-        if not self.xla_max_batch:
-            return rest(inputs)
-        return tf.cond(batch <= self.xla_max_batch, lambda: self.compiled(self.pad(inputs))[:batch],
-                       lambda: rest(inputs))
-
-
-def same_batch(texts):
-    """`texts` once every input has as many rows as `premise`; otherwise the request fails with an assertion
-    naming the field (TF Serving answers with it) instead of an op's shape error deep in the graph."""
-    rows = tf.shape(texts["premise"])[0]
-    checks = [tf.debugging.assert_equal(tf.shape(value)[0], rows, message=f"{name} must have as many rows as "
-                                        "premise (one per pair)") for name, value in texts.items() if name != "premise"]
+def checked_request(texts):
+    """`texts` once the request is well formed, else the request fails with an assertion naming the field
+    (TF Serving answers with it) instead of an op's shape error deep in the graph: every input a list of
+    strings `[B]` (a scalar is refused), as many rows as `premise`, and valid UTF-8 (the first bad row named:
+    `premise[3]: not valid UTF-8 text`)."""
+    checks = []
+    rows = {}
+    for name, value in texts.items():
+        # the first dimension, or -1 for a scalar (a request TF Serving feeds as it is, whatever the signature)
+        rows[name] = tf.gather(tf.concat([tf.shape(value), [-1]], 0), 0)
+        checks.append(tf.debugging.assert_non_negative(rows[name], message=f"{name} must be a list of strings, one "
+                                                       "per pair (a single pair is a list of one)"))
+    with tf.control_dependencies(checks):
+        checks = [tf.debugging.assert_equal(rows[name], rows["premise"], message=f"{name} must have as many rows as "
+                                            "premise (one per pair)") for name in texts if name != "premise"]
+    with tf.control_dependencies(checks):
+        for name, value in texts.items():
+            valid = tf.equal(tf.strings.unicode_transcode(value, "UTF-8", "UTF-8", errors="replace",
+                                                          replacement_char=0xFFFD), value)
+            row = tf.argmax(tf.cast(tf.logical_not(valid), tf.int32), output_type=tf.int32)
+            message = tf.strings.join([name, "[", tf.strings.as_string(row), "]: not valid UTF-8 text"])
+            checks.append(tf.debugging.Assert(tf.reduce_all(valid), [message]))
     with tf.control_dependencies(checks):
         return {name: tf.identity(value) for name, value in texts.items()}
+
+
+def cut_notes(lengths, max_lengths_):
+    """Per pair, what the model does not see: `{"tokens_cut": int32 [B] (tokens beyond the maximum lengths,
+    both sentences), "empty_sentences": int32 [B] (0, 1 or 2 sentences without a token)}`, from the
+    token counts `{"premise": [B], "hypothesis": [B]}` before truncation."""
+    cut = empty = 0
+    for key, length in lengths.items():
+        limit = max_lengths_.get(key)
+        if limit is not None:
+            cut += tf.maximum(0, tf.cast(length, tf.int32) - limit)
+        empty += tf.cast(tf.equal(length, 0), tf.int32)
+    return {"tokens_cut": tf.zeros_like(tf.cast(lengths["premise"], tf.int32)) + cut, "empty_sentences": empty}
+
+
+def log_cut_notes(notes, max_lengths_):
+    """An op printing one line to the server's log (stderr) when some pair of the request was cut or has an
+    empty sentence: `[nli-zoo] 2 of 8 pairs cut to 100/100 tokens (37 tokens dropped); 1 empty sentences`."""
+    cut_pairs = tf.reduce_sum(tf.cast(notes["tokens_cut"] > 0, tf.int32))
+    empty = tf.reduce_sum(notes["empty_sentences"])
+    limits = f"{max_lengths_.get('premise')}/{max_lengths_.get('hypothesis')}"
+
+    def log():
+        line = tf.strings.format("[nli-zoo] {} of {} pairs cut to " + limits + " tokens ({} tokens dropped); {} "
+                                 "empty sentences", (cut_pairs, tf.size(notes["tokens_cut"]),
+                                                     tf.reduce_sum(notes["tokens_cut"]), empty))
+        tf.print(line, output_stream=sys.stderr)
+        return tf.constant(True)
+
+    return tf.cond(tf.logical_or(cut_pairs > 0, empty > 0), log, lambda: tf.constant(False))
 
 
 def _serving_outputs(outputs, labels):
@@ -332,15 +234,17 @@ def build_archive(run, xla_max_batch=0, chunk_size=0):
     model_explain = tf.function(packed_inference(model.explain))
 
     def explain_outputs(texts):
-        texts = same_batch(texts)
-        inputs, outputs = {}, {}
+        texts = checked_request(texts)
+        inputs, outputs, lengths = {}, {}, {}
         for key in INPUT_NAMES:
             inputs[key], outputs[f"{key}_tokens"], all_tokens = encoder.encode(texts[key], key)
+            lengths[key] = all_tokens.row_lengths()
             if model.reads_parse_trees:
                 inputs[f"{key}_tree"] = parse_tree_input(
                     texts[f"{key}_binary_parse"], inputs[key], all_tokens, f"{key}_binary_parse", run.tokenizer,
                     encoder.max_lengths.get(key), model.max_depth)
         outputs.update(_serving_outputs(model_explain(inputs), labels))
+        outputs.update(cut_notes(lengths, encoder.max_lengths))
         return outputs
 
     @tf.function(input_signature=spec)
@@ -349,17 +253,22 @@ def build_archive(run, xla_max_batch=0, chunk_size=0):
 
     def serve(*texts):
         outputs = explain(*texts)  # one trace of the model serves both signatures
-        return {name: outputs[name] for name in SERVING_OUTPUTS}
+        with tf.control_dependencies([log_cut_notes(outputs, encoder.max_lengths)]):
+            return {name: tf.identity(outputs[name]) for name in SERVING_OUTPUTS}
 
     fast = None
     if (xla_max_batch or chunk_size) and not model.reads_parse_trees:
         fast = ServingModel(model, length_boundaries(run.config), xla_max_batch, chunk_size, model_explain)
 
         def serve(*texts):  # noqa: F811 (serving_default through XLA and / or sorted chunks)
-            texts = same_batch(dict(zip(names, texts)))
-            inputs = {key: encoder.encode(texts[key], key)[0] for key in INPUT_NAMES}
+            texts = checked_request(dict(zip(names, texts)))
+            inputs, lengths = {}, {}
+            for key in INPUT_NAMES:
+                inputs[key], _, all_tokens = encoder.encode(texts[key], key)
+                lengths[key] = all_tokens.row_lengths()
             outputs = _serving_outputs({"probabilities": fast.probabilities(inputs)}, labels)
-            return {name: outputs[name] for name in SERVING_OUTPUTS}
+            with tf.control_dependencies([log_cut_notes(cut_notes(lengths, encoder.max_lengths), encoder.max_lengths)]):
+                return {name: tf.identity(outputs[name]) for name in SERVING_OUTPUTS}
     elif xla_max_batch:
         raise ExportError(f"--xla-max-batch: {run.config['model']} reads parse trees, which the XLA path "
                           "does not pad; export it without XLA")
@@ -403,8 +312,6 @@ def write_metadata(saved_model_dir, run, extra=None):
 
 def read_metadata(saved_model_dir):
     """The `assets.extra/zoo.json` of an exported SavedModel (labels default to `zoo.data.LABELS`)."""
-    from zoo.data import LABELS
-
     path = os.path.join(saved_model_dir, METADATA_PATH)
     if not os.path.exists(path):
         return {"labels": list(LABELS)}
@@ -413,13 +320,17 @@ def read_metadata(saved_model_dir):
 
 
 def export_saved_model(run, model_dir, version=None, serving_files=True, batch_sizes=None, base_path=None,
-                       stable_version=None, xla_max_batch=0, model_name=None, chunk_size=DEFAULT_CHUNK_SIZE):
+                       stable_version=None, xla_max_batch=0, model_name=None, chunk_size=DEFAULT_CHUNK_SIZE,
+                       log=None):
     """Writes the run's SavedModel into the TF Serving layout `model_dir/N/`, with TF Serving's files.
 
-    The SavedModel (with its warm-up requests) is written to a temporary directory beside it and renamed
-    into place, so that a server watching `model_dir` never sees a half-written version; then
-    `batching_parameters.txt` and `models.config` are (re)written in `model_dir`
-    (`zoo.export.serving_files`).
+    Under the run's lock and the model folder's lock (`zoo.export.exporting`: a run that trains, or a second
+    export into the folder, is refused in one line). The SavedModel (with its warm-up requests) is written
+    to a temporary folder in `model_dir`, then the version is allocated (`zoo.fileio.allocate_version`) and
+    the folder renamed onto it, so that a server watching `model_dir` never sees a half-written version;
+    then `batching_parameters.txt` and `models.config` are (re)written in `model_dir`
+    (`zoo.export.serving_files`). What a killed export left (its temporary folder, an empty version folder)
+    is removed first.
 
     Args:
         run: a `zoo.runs.Run`.
@@ -435,32 +346,52 @@ def export_saved_model(run, model_dir, version=None, serving_files=True, batch_s
         chunk_size: run larger `serving_default` batches sorted by sentence length in chunks of this many
             pairs (0: whole batches).
         model_name: the served name (default: the folder name of `model_dir`).
+        log: a function printing notices (what was cleaned up; default: print with `[export]`).
 
     Returns:
         the version directory written.
 
     Raises:
-        ExportError: existing version, a stable version that does not exist, too many warm-up requests.
+        ExportError: existing version, a stable version that does not exist, too many warm-up requests, the
+            run or the model folder in use.
     """
-    from zoo.export import serving_files as files
-
-    path = version_dir(model_dir, version)
+    log = log or (lambda line: print(f"[export] {line}", flush=True))
+    if version is not None and int(version) < 1:
+        raise ExportError(f"--version must be a positive integer, got {version}")
     batch_sizes = tuple(sorted(set(int(b) for b in (batch_sizes or files.DEFAULT_BATCH_SIZES))))
     if batch_sizes[0] < 1:
         raise ExportError(f"batch sizes must be positive, got {batch_sizes}")
     model_name = model_name or os.path.basename(os.path.normpath(model_dir))
-    if stable_version is not None and int(stable_version) not in files.existing_versions(model_dir):
-        raise ExportError(f"--stable-version {stable_version} is not a version under {model_dir}")
-    archive = build_archive(run, xla_max_batch, chunk_size)
-    os.makedirs(model_dir, exist_ok=True)
-    # a killed export's folder (`.N.tmp-PID...`, its process gone) is removed; this one is renamed into place
-    # whole, so TF Serving never sees a half-written version
-    fileio.clean_stale_temporaries(model_dir, on_remove=lambda p: print(f"[export] removed {p}, left by an "
-                                                                        "interrupted export", flush=True))
-    tmp = fileio.temporary_name(path)
+    with exporting(run.run_dir, model_dir, what="export folder"):
+        for path in fileio.remove_empty_versions(model_dir):
+            log(f"removed {path}, an empty version folder left by an interrupted export")
+        fileio.clean_stale_temporaries(model_dir, on_remove=lambda p: log(f"removed {p}, left by an interrupted "
+                                                                          "export"))
+        if version is not None and os.path.exists(os.path.join(model_dir, str(int(version)))):
+            raise ExportError(f"{os.path.join(model_dir, str(int(version)))} already exists; choose another "
+                              "--version or leave it out for the next free one")
+        if stable_version is not None and int(stable_version) not in files.existing_versions(model_dir):
+            raise ExportError(f"--stable-version {stable_version} is not a version under {model_dir}")
+        archive = build_archive(run, xla_max_batch, chunk_size)
+        path = _write_version(run, archive, model_dir, version, serving_files, batch_sizes, model_name,
+                              {"xla_max_batch": int(xla_max_batch), "chunk_size": int(chunk_size)})
+        if serving_files:
+            specs = [tf.TensorSpec([None], tf.string)] * len(input_names(run.model))
+            files.write_model_files(model_dir, model_name, int(os.path.basename(path)), base_path=base_path,
+                                    stable=stable_version, batch_sizes=batch_sizes,
+                                    pad_variable_length_inputs=files.needs_padding(specs))
+    return path
+
+
+def _write_version(run, archive, model_dir, version, serving_files, batch_sizes, model_name, extra):
+    """Writes the SavedModel into a temporary folder of `model_dir`, then renames it onto a newly allocated
+    version folder; on any failure nothing is left (the temporary folder and the reserved version removed)."""
+    tmp = fileio.temporary_name(os.path.join(model_dir, "version"))
+    path = None
     try:
         archive.write_out(tmp, verbose=False)
-        write_metadata(tmp, run, {"xla_max_batch": int(xla_max_batch), "chunk_size": int(chunk_size)})
+        fileio.fault_point("export:saved_model:graph-written")
+        write_metadata(tmp, run, extra)
         if serving_files:
             classes = files.length_classes(run.config)
             try:
@@ -469,13 +400,17 @@ def export_saved_model(run, model_dir, version=None, serving_files=True, batch_s
             except ValueError as error:
                 raise ExportError(str(error)) from None
             files.write_warmup(tmp, records)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            shutil.rmtree(tmp)
-    if serving_files:
-        specs = [tf.TensorSpec([None], tf.string)] * len(input_names(run.model))
-        files.write_model_files(model_dir, model_name, int(os.path.basename(path)), base_path=base_path,
-                                stable=stable_version, batch_sizes=batch_sizes,
-                                pad_variable_length_inputs=files.needs_padding(specs))
-    return path
+        fileio.fault_point("export:saved_model:staged")
+        try:
+            path = os.path.join(model_dir, str(fileio.allocate_version(model_dir, version)))
+        except fileio.VersionExistsError as error:
+            raise ExportError(str(error)) from None
+        fileio.fault_point("export:saved_model:version-reserved")
+        fileio.publish_folder(tmp, path)
+        fileio.fault_point("export:saved_model:version-in-place")
+        return path
+    except BaseException:
+        fileio.atomic.remove(tmp)
+        if path is not None and os.path.isdir(path) and not os.listdir(path):
+            os.rmdir(path)
+        raise

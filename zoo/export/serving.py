@@ -130,6 +130,10 @@ def grpc_predict(loaded, request):
         if tf.dtypes.as_dtype(proto.dtype) != expected[key].dtype:
             raise RequestError(f"input {key!r} has dtype {tf.dtypes.as_dtype(proto.dtype).name}, "
                                f"the signature wants {expected[key].dtype.name}")
+        shape = [d.size for d in proto.tensor_shape.dim]
+        if len(shape) != expected[key].shape.rank:
+            raise RequestError(f"input {key!r} must be a list of strings, one per pair (shape [B]), got shape "
+                               f"{shape} (a single pair is a list of one)")
         inputs[key] = tf.constant(tf.make_ndarray(proto), dtype=expected[key].dtype)
     try:
         outputs = signature(**inputs)

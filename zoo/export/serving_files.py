@@ -38,8 +38,11 @@ declares the fields TF Serving reads (same names, numbers and types as
 import os
 
 import tensorflow as tf
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, wrappers_pb2
+from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 
 from zoo import fileio
+from zoo.data.batching import LengthGrid
 
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
 BATCHING_FILE = "batching_parameters.txt"
@@ -61,8 +64,6 @@ def length_classes(config):
     Returns:
         a list of `(int, int)`.
     """
-    from zoo.data.batching import LengthGrid
-
     data = config["preset"]["data"]
     grid = LengthGrid.for_max_lengths(data.get("max_premise_length"), data.get("max_hypothesis_length"))
 
@@ -115,8 +116,6 @@ def warmup_plan(classes, batch_sizes, explain_signature="explain"):
 
 def warmup_records(model_name, input_names, words, classes, batch_sizes, explain_signature="explain"):
     """The serialized `PredictionLog` records (one `PredictRequest` each) of `warmup_plan`."""
-    from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
-
     records = []
     for signature, batch_size, (premise_length, hypothesis_length) in warmup_plan(classes, batch_sizes,
                                                                                  explain_signature):
@@ -143,8 +142,6 @@ def write_warmup(saved_model_dir, records):
 
 def read_warmup(path):
     """The `PredictionLog` messages of a warm-up file (a SavedModel directory or the file itself)."""
-    from tensorflow_serving.apis import prediction_log_pb2
-
     if os.path.isdir(path):
         path = os.path.join(path, WARMUP_FILE)
     logs = []
@@ -190,13 +187,11 @@ def batching_parameters_text(batch_sizes=DEFAULT_BATCH_SIZES, batch_timeout_micr
 def batching_parameters_class():
     """The `BatchingParameters` message class: TF Serving's own where importable, else one declared here
     with the fields TF Serving reads (names, numbers and types of session_bundle_config.proto)."""
-    try:
+    try:  # deferred: the module ships with TF Serving's own builds only, not with tensorflow-serving-api
         from tensorflow_serving.servables.tensorflow import session_bundle_config_pb2
         return session_bundle_config_pb2.BatchingParameters
     except ImportError:
         pass
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, wrappers_pb2
-
     pool = descriptor_pool.DescriptorPool()
     wrappers = descriptor_pb2.FileDescriptorProto()
     wrappers_pb2.DESCRIPTOR.CopyToProto(wrappers)
@@ -236,11 +231,9 @@ def models_config_text(model_name, base_path, versions, labels):
 
 
 def existing_versions(model_dir):
-    """The numeric version folders holding a SavedModel under `model_dir`, increasing."""
-    if not os.path.isdir(model_dir):
-        return []
-    return sorted(int(n) for n in os.listdir(model_dir)
-                  if n.isdigit() and os.path.exists(os.path.join(model_dir, n, "saved_model.pb")))
+    """The numeric version folders holding a SavedModel under `model_dir`, increasing
+    (`zoo.fileio.version_numbers`)."""
+    return fileio.version_numbers(model_dir, holding="saved_model.pb")
 
 
 def version_labels(model_dir, canary, stable=None):
@@ -285,9 +278,9 @@ def write_model_files(model_dir, model_name, canary, base_path=None, stable=None
     """
     labels = version_labels(model_dir, canary, stable)
     base_path = base_path or "/models/" + os.path.basename(os.path.normpath(model_dir))
-    return {"batching_parameters": _write_text(
-                os.path.join(model_dir, BATCHING_FILE),
-                batching_parameters_text(batch_sizes, pad_variable_length_inputs=pad_variable_length_inputs)),
-            "models_config": _write_text(os.path.join(model_dir, MODELS_CONFIG_FILE),
-                                         models_config_text(model_name, base_path, labels.values(), labels)),
-            "labels": labels}
+    batching = _write_text(os.path.join(model_dir, BATCHING_FILE),
+                           batching_parameters_text(batch_sizes, pad_variable_length_inputs=pad_variable_length_inputs))
+    fileio.fault_point("export:saved_model:batching-written")
+    config = _write_text(os.path.join(model_dir, MODELS_CONFIG_FILE),
+                         models_config_text(model_name, base_path, labels.values(), labels))
+    return {"batching_parameters": batching, "models_config": config, "labels": labels}

@@ -20,6 +20,11 @@ OUT/vocab.txt      # the exported vocabulary (line number = id)
 OUT/tflite.json    # model name, tokenizer config, labels, batch size, padded lengths, inputs, outputs
 OUT/metadata.json  # quantization, vocabulary cut, size, accuracy on the run's test split against the float model
 ```
+The folder is written whole: built beside `OUT` (`.NAME.tmp-PID-...`), checked there, then renamed into
+place (an existing `OUT` set aside first and removed after, `zoo.fileio.publish_folder`), under the run's
+lock and the folder's lock (`.NAME.lock` beside it): a kill leaves the old export or the new one, and a
+second export into `OUT` at the same time is refused. `tflite.json` records the SHA-256 of `model.tflite`
+and `vocab.txt`, so `TFLiteNLI` refuses, in one line, files that do not belong together.
 
 Fitting a device: `max_vocabulary` keeps the run's first N ids (its training words first, most frequent
 first; `zoo.export.vocabulary`), the other words reading as [UNK]; `quantize` applies the converter's
@@ -36,6 +41,7 @@ TFLiteNLI("models/bowman_lstm_tflite").predict([("A man plays.", "A person plays
 ```
 """
 
+import hashlib
 import json
 import os
 import tempfile
@@ -45,13 +51,14 @@ import numpy as np
 import tensorflow as tf
 
 from zoo import fileio
-from zoo.constants import PAD_NODE
-from zoo.data.vocab import PAD_ID
-from zoo.export.saved_model import ExportError, INPUT_NAMES, max_lengths
+from zoo.data.corpora import by_role, load_corpus
+from zoo.export.exporting import ExportError, exporting
+from zoo.export.saved_model import INPUT_NAMES, max_lengths
+from zoo.export.tflite_nli import METADATA_FILE, MODEL_FILE, TFLiteNLI, sha256_of
+from zoo.export.vocabulary import changed_tokens, cut_vocabulary
+from zoo.registry import get_spec
 from zoo.runs.layout import VOCAB_FILE
 
-MODEL_FILE = "model.tflite"
-METADATA_FILE = "tflite.json"
 REPORT_FILE = "metadata.json"
 QUANTIZATIONS = ("none", "dynamic-range", "float16")
 ACCURACY_TARGET_POINTS = 0.5  # the largest accepted accuracy drop of a variant, in points
@@ -83,8 +90,6 @@ def input_shapes(model, batch_size, lengths):
 def map_outputs(run):
     """The attention maps the TFLite model returns beside the probabilities (for `TFLiteNLI.explain`): the
     model's registered maps, and the element masks of models that attend over tree nodes."""
-    from zoo.registry import get_spec
-
     names = list(get_spec(run.config["model"]).attention)
     if names and run.config["model"] in _MASKED_MAP_MODELS:
         names += ["premise_mask", "hypothesis_mask"]
@@ -150,15 +155,18 @@ def convert(run, batch_size=1, quantize="none", maps=True):
             raise ExportError(f"TFLite conversion of {run.config['model']!r} failed: {first}") from error
 
 
+EXPORT_FILES = (MODEL_FILE, VOCAB_FILE, METADATA_FILE, REPORT_FILE)
+
+
 def export_tflite(run, out_dir, batch_size=1, overwrite=False, max_vocabulary=None, quantize="none",
                   test_examples=None, log=None):
-    """Writes `model.tflite`, `vocab.txt`, `tflite.json` and `metadata.json` into `out_dir`.
+    """Writes `model.tflite`, `vocab.txt`, `tflite.json` and `metadata.json` into `out_dir`, whole.
 
     Args:
         run: a `zoo.runs.Run`.
         out_dir: the output directory.
         batch_size: the fixed number of pairs per invocation.
-        overwrite: replace an existing `model.tflite`.
+        overwrite: replace an existing export.
         max_vocabulary: keep only the run's first N ids (`zoo.export.vocabulary.cut_vocabulary`).
         quantize: `"none"`, `"dynamic-range"` or `"float16"`.
         test_examples: labelled examples (dicts with `premise`, `hypothesis`, `label`) to check the
@@ -169,54 +177,96 @@ def export_tflite(run, out_dir, batch_size=1, overwrite=False, max_vocabulary=No
         the path of `model.tflite` (the report is in `metadata.json` beside it, `read_report`).
 
     Raises:
-        ExportError: existing output, no fixed length or conversion failure.
+        ExportError: existing output, a folder holding other files, no fixed length, a conversion failure,
+            the run or the folder in use by another process.
     """
-    from zoo.export.vocabulary import changed_tokens, cut_vocabulary
-
     log = log or (lambda line: None)
     path = os.path.join(out_dir, MODEL_FILE)
-    if os.path.exists(path) and not overwrite:
-        raise ExportError(f"{path} already exists; pass --overwrite to replace it, or choose another --out")
-    exported, vocabulary = cut_vocabulary(run, max_vocabulary)
-    report = {"model": run.config["model"], "quantize": quantize or "none", "batch_size": int(batch_size),
-              "vocabulary": dict(vocabulary, run_size=len(run.vocab))}
-    if test_examples is not None:
-        report["vocabulary"]["test_tokens"] = changed_tokens(run.tokenizer, run.vocab, exported.vocab, test_examples,
-                                                             max_lengths(run.config))
-    if vocabulary["cut"]:
-        line = (f"vocabulary: kept the first {vocabulary['kept']:,} of {len(run.vocab):,} ids"
-                + (f" (training words: {vocabulary['training_words']:,}, {vocabulary['training_words_cut']:,} of "
-                   f"them cut)" if vocabulary["training_words"] is not None else ""))
-        if "test_tokens" in report["vocabulary"]:
-            tokens = report["vocabulary"]["test_tokens"]
-            line += f"; test tokens now [UNK]: {tokens['changed']:,} of {tokens['tokens']:,}"
-        log(line)
-    flatbuffer, lengths, outputs = convert(exported, batch_size, quantize)
-    os.makedirs(out_dir, exist_ok=True)
-    exported.vocab.save(os.path.join(out_dir, VOCAB_FILE))
+    with exporting(run.run_dir, out_dir, what="TFLite export folder", lock_file=fileio.sibling_lock_file(out_dir)):
+        fileio.recover_folder(out_dir, on_notice=log)
+        _check_target(out_dir, overwrite)
+        exported, vocabulary = cut_vocabulary(run, max_vocabulary)
+        report = {"model": run.config["model"], "quantize": quantize or "none", "batch_size": int(batch_size),
+                  "vocabulary": dict(vocabulary, run_size=len(run.vocab))}
+        if test_examples is not None:
+            report["vocabulary"]["test_tokens"] = changed_tokens(run.tokenizer, run.vocab, exported.vocab,
+                                                                 test_examples, max_lengths(run.config))
+        if vocabulary["cut"]:
+            log(_cut_line(run, vocabulary, report))
+        flatbuffer, lengths, outputs = convert(exported, batch_size, quantize)
+        staged = fileio.staging_folder(out_dir)
+        try:
+            _write_files(staged, run, exported, flatbuffer, lengths, outputs, batch_size, quantize, report,
+                         test_examples, log)
+            log(f"{path}: {len(flatbuffer) / 1e6:.2f} MB ({report['quantize']})")
+            fileio.publish_folder(staged, out_dir, overwrite=overwrite, fault_step="export:tflite")
+        except BaseException:
+            fileio.atomic.remove(staged)
+            raise
+    return path
+
+
+def _check_target(out_dir, overwrite):
+    """Refuses an existing export without `overwrite`, and a folder holding anything but an export's files
+    (it is replaced whole)."""
+    try:
+        present = sorted(name for name in os.listdir(out_dir) if not name.startswith("."))
+    except FileNotFoundError:
+        return
+    except NotADirectoryError:
+        raise ExportError(f"{out_dir} is a file: --out must be a folder") from None
+    others = [name for name in present if name not in EXPORT_FILES]
+    if others:
+        raise ExportError(f"{out_dir} holds files other than a TFLite export ({', '.join(others[:3])}); it would be "
+                          "replaced whole: choose another --out")
+    if present and not overwrite:
+        what = (f"{os.path.join(out_dir, MODEL_FILE)} already exists" if MODEL_FILE in present
+                else f"{out_dir} holds an incomplete TFLite export ({', '.join(present)})")
+        raise ExportError(f"{what}; pass --overwrite to replace it, or choose another --out")
+
+
+def _cut_line(run, vocabulary, report):
+    line = (f"vocabulary: kept the first {vocabulary['kept']:,} of {len(run.vocab):,} ids"
+            + (f" (training words: {vocabulary['training_words']:,}, {vocabulary['training_words_cut']:,} of "
+               f"them cut)" if vocabulary["training_words"] is not None else ""))
+    if "test_tokens" in report["vocabulary"]:
+        tokens = report["vocabulary"]["test_tokens"]
+        line += f"; test tokens now [UNK]: {tokens['changed']:,} of {tokens['tokens']:,}"
+    return line
+
+
+def _write_files(folder, run, exported, flatbuffer, lengths, outputs, batch_size, quantize, report, test_examples,
+                 log):
+    """Writes the export's four files into the staging `folder` (kill hooks between the writes) and checks
+    the accuracy of the written model there."""
+    vocab_path = os.path.join(folder, VOCAB_FILE)
+    exported.vocab.save(vocab_path)
+    fileio.fault_point("export:tflite:vocab-written")
     metadata = {"model": run.config["model"], "tokenizer": run.tokenizer.get_config(),
                 "labels": list(run.labels), "batch_size": int(batch_size),
                 "max_depth": run.model.max_depth if run.model.reads_parse_trees else None,
                 "max_premise_length": lengths["premise"], "max_hypothesis_length": lengths["hypothesis"],
                 "quantize": quantize or "none", "vocabulary_size": len(exported.vocab),
+                "sha256": {MODEL_FILE: hashlib.sha256(flatbuffer).hexdigest(), VOCAB_FILE: sha256_of(vocab_path)},
                 "inputs": {name: {"dtype": "int32", "shape": shape}
                            for name, shape in input_shapes(run.model, batch_size, lengths).items()},
                 "outputs": {name: {"dtype": "float32", "shape": shape} for name, shape in outputs.items()}}
-    _write_json(os.path.join(out_dir, METADATA_FILE), metadata)
-    with fileio.atomic_write(path, "wb") as f:
+    fileio.write_json(os.path.join(folder, METADATA_FILE), metadata)
+    fileio.fault_point("export:tflite:tflite-json-written")
+    with fileio.atomic_write(os.path.join(folder, MODEL_FILE), "wb") as f:
         f.write(flatbuffer)
+    fileio.fault_point("export:tflite:model-written")
     report["size_bytes"] = len(flatbuffer)
-    log(f"{path}: {len(flatbuffer) / 1e6:.2f} MB ({report['quantize']})")
     if test_examples is not None:
-        report["accuracy"] = check_accuracy(run, TFLiteNLI(out_dir), test_examples)
+        report["accuracy"] = check_accuracy(run, TFLiteNLI(folder), test_examples)
         accuracy = report["accuracy"]
         log(f"test accuracy ({accuracy['examples']} pairs): float model {accuracy['reference']:.2%}, this export "
             f"{accuracy['tflite']:.2%}, difference {accuracy['difference_points']:+.2f} points "
             f"({'within' if accuracy['within_target'] else 'BEYOND'} the {ACCURACY_TARGET_POINTS} point target); "
             f"same label on {accuracy['agreement']:.2%} of the pairs, probabilities within "
             f"{accuracy['max_probability_difference']:.1e}")
-    _write_json(os.path.join(out_dir, REPORT_FILE), report)
-    return path
+    fileio.write_json(os.path.join(folder, REPORT_FILE), report)
+    fileio.fault_point("export:tflite:staged")
 
 
 def read_report(path):
@@ -226,18 +276,12 @@ def read_report(path):
         return json.load(f)
 
 
-def _write_json(path, value):
-    fileio.write_json(path, value)
-
-
 def test_examples_of(run, source=None):
     """The labelled test split of the run's data (`config["data"]`), or of `source` (a corpus name or path).
 
     Raises:
         ExportError: the data cannot be loaded or has no test split.
     """
-    from zoo.data.corpora import by_role, load_corpus
-
     data = run.config.get("data")
     options = data if isinstance(data, dict) else {"source": data}  # older runs name only the source
     if source is not None:
@@ -279,108 +323,3 @@ def check_accuracy(run, nli, examples):
     result["max_probability_difference"] = float(np.max(np.abs(exported_probabilities - reference_probabilities),
                                                         initial=0.0))
     return result
-
-
-class TFLiteNLI:
-    """Runs an exported `model.tflite` on raw sentence pairs with the LiteRT interpreter.
-
-    Args:
-        path: the export directory, or its `model.tflite`.
-        num_threads: interpreter threads (None: LiteRT's default).
-
-    Example:
-    ```python
-    nli = TFLiteNLI("models/bowman_lstm_tflite")
-    nli.predict([("A man plays a guitar.", "A person makes music.")])
-    # [{"label": ..., "probabilities": {"entailment": ..., "neutral": ..., "contradiction": ...}}]
-    ```
-    """
-
-    def __init__(self, path, num_threads=None):
-        from ai_edge_litert.interpreter import Interpreter
-
-        from zoo.data.tokenizer import Tokenizer
-        from zoo.data.vocab import Vocabulary
-
-        directory = os.path.dirname(path) if path.endswith(".tflite") else path
-        with open(os.path.join(directory, METADATA_FILE), encoding="utf-8") as f:
-            self.metadata = json.load(f)
-        self.labels = tuple(self.metadata["labels"])
-        self.batch_size = int(self.metadata["batch_size"])
-        self.lengths = {"premise": self.metadata["max_premise_length"],
-                        "hypothesis": self.metadata["max_hypothesis_length"]}
-        self.tokenizer = Tokenizer.from_config(self.metadata["tokenizer"])
-        self.vocab = Vocabulary.load(os.path.join(directory, VOCAB_FILE))
-        self.interpreter = Interpreter(model_path=os.path.join(directory, MODEL_FILE), num_threads=num_threads)
-        self._runner = self.interpreter.get_signature_runner()
-
-    def encode(self, pairs):
-        """Inputs of `[(premise, hypothesis), ...]`, truncated and padded to the model's fixed lengths.
-
-        For a model that reads parse trees, pairs may carry their parses as in `zoo.load(run).encode`
-        (`(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse)`; blank: complete tree).
-
-        Returns:
-            `{"premise": int32 [N, Lp], "hypothesis": int32 [N, Lh]}`, plus `"premise_tree"` and
-            `"hypothesis_tree"` when the model takes them.
-        """
-        from zoo.data.pipeline import encode_pairs
-
-        pairs = [tuple(pair) for pair in pairs]
-        ids = encode_pairs([pair[:2] for pair in pairs], self.vocab, self.tokenizer,
-                           max_premise_length=self.lengths["premise"], max_hypothesis_length=self.lengths["hypothesis"])
-        inputs = {key: np.pad(value, [[0, 0], [0, self.lengths[key] - value.shape[1]]],
-                              constant_values=PAD_ID).astype(np.int32)
-                  for key, value in ids.items()}
-        if "premise_tree" in self.metadata["inputs"]:
-            from zoo.data.trees import pair_tree_inputs
-
-            inputs.update(pair_tree_inputs(pairs, self.tokenizer, self.lengths, self.lengths,
-                                           max_depth=self.metadata.get("max_depth")))
-        return inputs
-
-    def run_batches(self, pairs, outputs=("probabilities",)):
-        """`{name: float32 [N, ...]}` of the model's `outputs` for `pairs`, in batches of the fixed size."""
-        pairs = list(pairs)
-        ids = self.encode(pairs)
-        chunks = {name: [] for name in outputs}
-        for start in range(0, len(pairs), self.batch_size):
-            batch = {key: value[start:start + self.batch_size] for key, value in ids.items()}
-            rows = len(batch["premise"])
-            batch = {key: np.pad(value, [[0, self.batch_size - rows]] + [[0, 0]] * (value.ndim - 1),
-                                 constant_values=PAD_ID if value.ndim == 2 else PAD_NODE)
-                     for key, value in batch.items()}
-            result = self._runner(**batch)
-            for name in outputs:
-                chunks[name].append(result[name][:rows])
-        return {name: np.concatenate(values).astype(np.float32) for name, values in chunks.items()}
-
-    def predict_probabilities(self, pairs):
-        """Class probabilities `float32 [N, 3]` of `[(premise, hypothesis), ...]`."""
-        pairs = list(pairs)
-        if not pairs:
-            return np.zeros((0, len(self.labels)), np.float32)
-        return self.run_batches(pairs)["probabilities"]
-
-    def predict(self, pairs):
-        """Labels of `[(premise, hypothesis), ...]`, as `zoo.load(run_dir).predict`.
-
-        Returns:
-            a list of `{"label": name, "probabilities": {name: float}}`.
-        """
-        return [{"label": self.labels[int(np.argmax(p))],
-                 "probabilities": {name: float(v) for name, v in zip(self.labels, p)}}
-                for p in self.predict_probabilities(pairs)]
-
-    @property
-    def map_names(self):
-        """The attention maps (and their element masks) the model returns beside the probabilities."""
-        return [name for name in self.metadata["outputs"] if name != "probabilities"]
-
-    def explain_outputs(self, pair):
-        """The model's outputs for one pair, `{name: float32 array}` without the batch axis (maps padded to
-        the fixed lengths), and the tokens it saw `(premise_tokens, hypothesis_tokens)`."""
-        pair = tuple(pair)
-        outputs = {name: value[0] for name, value in self.run_batches([pair], ["probabilities"] + self.map_names).items()}
-        tokens = [self.tokenizer.tokenize(pair[i])[:self.lengths[key]] for i, key in enumerate(("premise", "hypothesis"))]
-        return outputs, tokens

@@ -16,7 +16,9 @@ report  # {"kept": 20000, "cut": 31234, "training_words": 14016, "training_words
 
 import numpy as np
 
-from zoo.export.saved_model import ExportError
+from zoo.data.vocab import Vocabulary
+from zoo.export.exporting import ExportError
+from zoo.runs.run import Run, build_model
 
 
 def cut_vocabulary(run, max_vocabulary):
@@ -34,9 +36,6 @@ def cut_vocabulary(run, max_vocabulary):
     Raises:
         ExportError: `max_vocabulary` below 4, or a model whose weights cannot be carried over.
     """
-    from zoo.data.vocab import Vocabulary
-    from zoo.runs import Run, build_model
-
     if max_vocabulary is None or int(max_vocabulary) >= len(run.vocab):
         return run, {"kept": len(run.vocab), "cut": 0, **_training_words(run, len(run.vocab))}
     size = int(max_vocabulary)

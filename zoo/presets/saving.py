@@ -24,28 +24,21 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import sys
 
 import keras
 
-from zoo.fileio import (DirectoryLock, LockedError, atomic_write, clean_stale_temporaries, pid_alive, temporary_name,
-                        write_json)
-from zoo.fileio import _fsync_directory, _fsync_tree  # durability of the renames (private to fileio so far)
+from zoo.fileio import (FAULT_VARIABLE, DirectoryLock, LockedError, atomic_write, clean_stale_temporaries, fault_point,
+                        pid_alive, temporary_name, write_json)
+from zoo.fileio.atomic import fsync_directory as _fsync_directory  # durability of the renames
+from zoo.fileio.atomic import fsync_tree as _fsync_tree
 from zoo.presets import files
 from zoo.presets.card import model_card
 from zoo.presets.files import PresetError
 
-FAULT_ENV = "NLI_ZOO_FAULT_AT"
+FAULT_ENV = FAULT_VARIABLE
 # The steps of a preset write a kill can follow, in order (for the fault tests).
 FAULT_STEPS = ("preset:weights", "preset:files", "preset:metadata", "preset:swapped")
-
-
-def fault_point(step):
-    """Kills this process with SIGKILL when `NLI_ZOO_FAULT_AT` names `step` (a kill -9 between two writes,
-    for the tests; no effect otherwise)."""
-    if os.environ.get(FAULT_ENV) == step:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def describe_holder(holder):

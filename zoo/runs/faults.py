@@ -1,4 +1,4 @@
-"""The fault hook: a kill -9 at a named write step, for the tests that check a kill at any instant of a
+"""Training's write steps for the one kill hook (`zoo.fileio.faults`): a kill -9 at a named write step, for the tests that check a kill at any instant of a
 run's writes leaves something a rerun resumes exactly (tests/test_faults.py).
 
 Every step of an epoch's checkpoint (and of the end of training) calls `fault_point(step, epoch)` right
@@ -20,31 +20,11 @@ at the end of training `finished` (`history.json` marked finished), `results` (`
 `cleanup` (`backup/` removed).
 """
 
-import os
-import signal
+from zoo.fileio.faults import FAULT_VARIABLE as FAULT_ENV
+from zoo.fileio.faults import fault_point
 
-FAULT_ENV = "NLI_ZOO_FAULT_AT"
+__all__ = ["END_STEPS", "EPOCH_STEPS", "FAULT_ENV", "STEPS", "fault_point"]
 
 EPOCH_STEPS = ("best", "history", "weights", "state", "prune", "publish")
 END_STEPS = ("finished", "results", "cleanup")
 STEPS = EPOCH_STEPS + END_STEPS
-
-
-def fault_point(step, epoch=None):
-    """Kills this process right after `step` when `NLI_ZOO_FAULT_AT` asks for it (see the module).
-
-    Args:
-        step: one of `STEPS`.
-        epoch: the epoch (from 1) whose write this is, None for the steps at the end of training.
-    """
-    wanted = os.environ.get(FAULT_ENV)
-    if not wanted:
-        return
-    name, _, at = wanted.partition("@")
-    if name == step and (not at or (epoch is not None and at.strip() == str(epoch))):
-        kill(step, epoch)
-
-
-def kill(step, epoch):
-    """Ends the process at once, as kill -9 would (tests replace it to stop a run in-process)."""
-    os.kill(os.getpid(), signal.SIGKILL)

@@ -13,7 +13,15 @@ import os
 
 import numpy as np
 
+from zoo.constants import LABELS
+from zoo.data.pipeline import encode_model_inputs
+from zoo.data.tokenizer import Tokenizer
+from zoo.data.vocab import Vocabulary
+from zoo.registry import create_model, get_preset
+from zoo.runs.evaluation import evaluate_examples
 from zoo.runs.layout import BEST_WEIGHTS_FILE, RESULTS_FILE, VOCAB_FILE, load_config, read_json
+from zoo.runs.pairs import check_pairs
+
 # Model settings added after runs were written, with the value those runs were trained with: a run
 # whose config lacks one gets this value, not the current preset's.
 LEGACY_MODEL_SETTINGS = {"classifier_activation": "linear", "complete_trees": "carried"}
@@ -31,8 +39,6 @@ def build_model(config):
     Returns:
         the `NLIModel`.
     """
-    from zoo.registry import create_model, get_preset
-
     settings = dict(config["preset"]["model"])
     preset = get_preset(config["model"])["model"]
     for key, value in LEGACY_MODEL_SETTINGS.items():
@@ -64,8 +70,6 @@ class Run:
     @property
     def labels(self):
         """Label names by id."""
-        from zoo.data import LABELS
-
         return tuple(self.config.get("labels", LABELS))
 
     @property
@@ -90,9 +94,9 @@ class Run:
 
         Raises:
             zoo.data.trees.TreeFormatError: a malformed parse (naming the pair).
+            zoo.runs.pairs.PairError: a pair that is not 2 to 4 strings (naming it).
         """
-        from zoo.data.pipeline import encode_model_inputs
-
+        pairs = check_pairs(pairs)
         data = self.config["preset"]["data"]
         return encode_model_inputs(pairs, self.vocab, self.tokenizer, data.get("max_premise_length"),
                                    data.get("max_hypothesis_length"), parse_trees=self.model.reads_parse_trees,
@@ -100,7 +104,7 @@ class Run:
 
     def predict_probabilities(self, pairs, batch_size=256):
         """Class probabilities `float32 [N, 3]` of `[(premise, hypothesis), ...]` (parses as in `encode`)."""
-        pairs = list(pairs)
+        pairs = check_pairs(pairs)
         if not pairs:
             return np.zeros((0, len(self.labels)), "float32")
         chunks = []
@@ -123,8 +127,6 @@ class Run:
         Returns:
             `zoo.runs.evaluation.scores`' dict.
         """
-        from zoo.runs.evaluation import evaluate_examples
-
         return evaluate_examples(self.model, list(examples), self.vocab, self.tokenizer, self.config["preset"],
                                  batch_size=batch_size, verbose=verbose)
 
@@ -161,9 +163,6 @@ def load_run(run_dir, weights=BEST_WEIGHTS_FILE):
         FileNotFoundError: when the config, vocabulary or weights are missing.
         ValueError: a damaged config or weights file (one line naming it), a vocabulary of another size.
     """
-    from zoo.data.tokenizer import Tokenizer
-    from zoo.data.vocab import Vocabulary
-
     config = load_config(run_dir)
     for name in (VOCAB_FILE, weights):
         if not os.path.exists(os.path.join(run_dir, name)):

@@ -1,0 +1,211 @@
+"""Exports written whole (issue 24): under the run's lock and the target's lock, built beside the target and
+renamed into place, so that a kill -9 between any two writes leaves the old export or the new one, and the next
+export cleans up what the killed one left. Tiny untrained runs (tests/export_support.py), killed by the
+`NLI_ZOO_FAULT_AT` hook between two writes, not by timing."""
+
+import ast
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from tensorflow_serving.apis import predict_pb2
+
+import zoo
+from tests.export_support import PAIRS, make_run
+from zoo import fileio
+from zoo.export import ExportError, export_saved_model
+from zoo.export.exporting import FAULT_STEPS
+from zoo.export.saved_model import checked_request
+from zoo.export.serving import RequestError, grpc_predict, signature_error
+from zoo.export.serving_files import existing_versions
+from zoo.export.tflite import export_tflite
+from zoo.predictors import open_predictor
+from zoo.runs import layout
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = "bowman_lstm"
+
+
+def env(**extra):
+    return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1", PYTHONPATH=str(ROOT), **extra)
+
+
+def probabilities(path):
+    return open_predictor(path).predict_probabilities(PAIRS)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two runs of one model with other weights (A: seed 0, B: seed 1), A's TFLite export and SavedModel,
+    and the Keras probabilities of both (what an export of each answers)."""
+    root = tmp_path_factory.mktemp("whole")
+    a = zoo.load(make_run(root / "a", MODEL, seed=0))
+    b = zoo.load(make_run(root / "b", MODEL, seed=1))
+    tflite = Path(export_tflite(a, str(root / "old_tflite"), batch_size=2)).parent
+    saved = Path(export_saved_model(a, str(root / "old_models"), serving_files=False, log=print)).parent
+    return {"a": a, "b": b, "tflite": tflite, "saved": saved, "root": root,
+            "expected": {"a": a.predict_probabilities(PAIRS), "b": b.predict_probabilities(PAIRS)}}
+
+
+def which(got, expected):
+    """"a" or "b": whose probabilities an export answers with (fails for anything else)."""
+    for name in ("a", "b"):
+        if np.allclose(got, expected[name], atol=1e-4):
+            return name
+    raise AssertionError(f"the export answers neither as run A nor as run B: {got}")
+
+
+def leftovers(folder):
+    return sorted(name for name in os.listdir(folder) if name.startswith("."))
+
+
+def export_cli(*args, fault=None):
+    extra = {fileio.FAULT_VARIABLE: fault} if fault else {}
+    return subprocess.run([sys.executable, "export.py", *args], cwd=ROOT, env=env(**extra), capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_every_fault_step_is_a_hook_in_the_export_code():
+    """FAULT_STEPS lists exactly the hooks the export code has (so the kill tests below know every step)."""
+    found = set()
+    for path in list((ROOT / "zoo" / "export").glob("*.py")) + [ROOT / "zoo" / "fileio" / "folders.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            name = getattr(node.func, "attr", getattr(node.func, "id", None)) if isinstance(node, ast.Call) else None
+            if name == "fault_point":
+                argument = node.args[0]
+                if isinstance(argument, ast.Constant):
+                    found.add(argument.value)
+                else:  # publish_folder's f"{fault_step}:old-moved-aside": the TFLite export passes "export:tflite"
+                    found.add("export:tflite" + argument.values[-1].value)
+    assert found == {step for steps in FAULT_STEPS.values() for step in steps}
+
+
+def test_an_export_refuses_a_run_that_trains_in_one_line(runs, tmp_path):
+    run = zoo.load(shutil.copytree(runs["a"].run_dir, tmp_path / "run"))
+    with layout.lock(run.run_dir):  # what train.py holds while it trains
+        for export in (lambda: export_saved_model(run, str(tmp_path / "models" / "m")),
+                       lambda: export_tflite(run, str(tmp_path / "models" / "m_tflite"))):
+            with pytest.raises(ExportError) as error:
+                export()
+            message = str(error.value)
+            assert "\n" not in message and message.startswith(f"cannot export {run.run_dir}: the run directory")
+            assert f"in use by PID {os.getpid()}" in message
+    assert not (tmp_path / "models").exists() or os.listdir(tmp_path / "models") == []  # no empty folder left
+
+
+def test_a_second_tflite_export_into_one_folder_is_refused_in_one_line(runs, tmp_path):
+    out = tmp_path / "models" / "shared_tflite"
+    run = zoo.load(shutil.copytree(runs["b"].run_dir, tmp_path / "run"))
+    # the lock another export of another run holds on the folder (beside it: the folder is replaced whole)
+    with fileio.DirectoryLock(out, what="TFLite export folder", lock_file=fileio.sibling_lock_file(out)):
+        with pytest.raises(ExportError) as error:
+            export_tflite(run, str(out))
+    assert "\n" not in str(error.value)
+    assert str(error.value).startswith(f"the TFLite export folder {out} is in use by PID {os.getpid()}")
+    assert not out.exists() and leftovers(out.parent) == []
+
+
+def test_a_folder_holding_other_files_is_not_replaced(runs, tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "notes.txt").write_text("mine")
+    run = zoo.load(shutil.copytree(runs["b"].run_dir, tmp_path / "run"))
+    with pytest.raises(ExportError, match=r"holds files other than a TFLite export \(notes.txt\)"):
+        export_tflite(run, str(tmp_path / "out"), overwrite=True)
+    assert os.listdir(tmp_path / "out") == ["notes.txt"]
+
+
+@pytest.mark.parametrize("step", ["export:tflite:model-written", "export:tflite:old-moved-aside",
+                                  "export:tflite:new-moved-in"])
+def test_kill_during_tflite_overwrite_leaves_the_old_export_or_the_new_one_whole(runs, tmp_path, step):
+    """export --format tflite --overwrite killed at `step` (while staging; between setting the old folder aside
+    and renaming the new one in; before removing the old one): the folder then answers as the old export or as
+    the new one, a rerun without --overwrite is refused in one line, one with it replaces the export, and
+    nothing is left beside it."""
+    out = tmp_path / "models" / "m_tflite"
+    shutil.copytree(runs["tflite"], out)
+    run_b = shutil.copytree(runs["b"].run_dir, tmp_path / "run_b")
+    args = ["--run-dir", str(run_b), "--format", "tflite", "--out", str(out), "--tflite-batch-size", "2",
+            "--no-accuracy-check"]
+    killed = export_cli(*args, "--overwrite", fault=step)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    run = zoo.load(str(run_b))
+    with pytest.raises(ExportError) as refused:  # recovers what the kill left, then refuses to replace the export
+        export_tflite(run, str(out), batch_size=2)
+    assert "\n" not in str(refused.value) and "already exists; pass --overwrite" in str(refused.value)
+    assert leftovers(out.parent) == []
+    whose = which(probabilities(str(out)), runs["expected"])
+    assert whose == ("a" if step != "export:tflite:new-moved-in" else "b")
+    export_tflite(run, str(out), batch_size=2, overwrite=True)
+    assert which(probabilities(str(out)), runs["expected"]) == "b" and leftovers(out.parent) == []
+
+
+def test_a_mixed_tflite_folder_is_refused_in_one_line(runs, tmp_path):
+    """The files of two exports mixed (what an interrupted export of earlier versions left): refused, naming the
+    file, instead of an interpreter's "gather index out of bounds"."""
+    out = shutil.copytree(runs["tflite"], tmp_path / "mixed")
+    other = Path(export_tflite(runs["b"], str(tmp_path / "other"), batch_size=2, max_vocabulary=50)).parent
+    shutil.copy(other / "vocab.txt", out / "vocab.txt")
+    with pytest.raises(ValueError, match=r"vocab.txt is not the file tflite.json was written with: .*--overwrite"):
+        open_predictor(str(out))
+    predicted = subprocess.run([sys.executable, "predict.py", "--tflite", str(out), "--premise", "A man.",
+                                "--hypothesis", "A dog."], cwd=ROOT, env=env(), capture_output=True, text=True,
+                               timeout=300)
+    assert predicted.returncode == 2 and "Traceback" not in predicted.stderr
+    assert "predict.py: error: " in predicted.stderr and "export again with --overwrite" in predicted.stderr
+
+
+@pytest.mark.parametrize("step", ["export:saved_model:staged", "export:saved_model:version-reserved",
+                                  "export:saved_model:batching-written"])
+def test_kill_during_a_saved_model_export_leaves_whole_versions(runs, tmp_path, step):
+    """A SavedModel export killed at `step`: every version folder TF Serving sees is whole (the old one still
+    answers as run A), and the next export removes the temporary folder or the empty version it left."""
+    model_dir = shutil.copytree(runs["saved"], tmp_path / "models" / "m")
+    run_b = shutil.copytree(runs["b"].run_dir, tmp_path / "run_b")
+    killed = export_cli("--run-dir", str(run_b), "--out", str(model_dir), "--allowed-batch-sizes", "1",
+                        fault=step)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    versions = sorted(int(n) for n in os.listdir(model_dir) if n.isdigit())
+    assert [v for v in versions if not (model_dir / str(v) / "saved_model.pb").exists()] == \
+        ([2] if step == "export:saved_model:version-reserved" else [])
+    assert which(probabilities(str(model_dir / "1")), runs["expected"]) == "a"
+    path = export_saved_model(zoo.load(str(run_b)), str(model_dir), batch_sizes=(1,))
+    expected_version = 3 if step == "export:saved_model:batching-written" else 2
+    assert path == str(model_dir / str(expected_version))
+    assert existing_versions(model_dir) == sorted({1, 2, expected_version})
+    assert [n for n in os.listdir(model_dir) if n.startswith(".")] == []
+    assert which(probabilities(str(model_dir)), runs["expected"]) == "b"  # the latest version
+
+
+def test_serving_requests_are_checked_and_cut_sentences_counted(runs, capfd):
+    """What the serving signatures say about a request: a scalar, rows that differ and invalid UTF-8 are
+    refused naming the field; cut and empty sentences are counted (`explain`) and logged (`serving_default`)."""
+    loaded = tf.saved_model.load(str(runs["saved"] / "1"))
+    long = " ".join(["word"] * 130)  # the preset cuts sentences to 100 tokens
+    texts = {"premise": tf.constant([long, "", "A man sleeps."]), "hypothesis": tf.constant(["A man.", "", "Sleep."])}
+    capfd.readouterr()
+    outputs = loaded.signatures["explain"](**texts)
+    assert outputs["tokens_cut"].numpy().tolist() == [30, 0, 0]
+    assert outputs["empty_sentences"].numpy().tolist() == [0, 2, 0]
+    loaded.signatures["serving_default"](**texts)
+    logged = capfd.readouterr().err
+    assert "[nli-zoo] 1 of 3 pairs cut to 100/100 tokens (30 tokens dropped); 2 empty sentences" in logged
+    loaded.signatures["serving_default"](premise=tf.constant(["A man."]), hypothesis=tf.constant(["A dog."]))
+    assert "[nli-zoo]" not in capfd.readouterr().err  # nothing cut, nothing logged
+    with pytest.raises(tf.errors.InvalidArgumentError) as error:
+        loaded.signatures["serving_default"](premise=tf.constant(["fine", b"\xff\xfe bad"]),
+                                             hypothesis=tf.constant(["a", "b"]))
+    assert signature_error(error.value) == "assertion failed: [premise[1]: not valid UTF-8 text]"
+    # TF Serving feeds a scalar as it is: the graph's check names the field (run here on the check itself)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="premise must be a list of strings, one per pair"):
+        checked_request({"premise": tf.constant("A man."), "hypothesis": tf.constant("A dog.")})
+    request = predict_pb2.PredictRequest()
+    for name in ("premise", "hypothesis"):
+        request.inputs[name].CopyFrom(tf.make_tensor_proto("A man.", dtype=tf.string))
+    with pytest.raises(RequestError, match=r"input '(premise|hypothesis)' must be a list of strings, one per pair"):
+        grpc_predict(loaded, request)

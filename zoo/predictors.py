@@ -1,0 +1,152 @@
+"""`open_predictor`: any model the zoo can answer with, from a path or a URI, behind one interface.
+
+```python
+from zoo.predictors import open_predictor
+
+predictor = open_predictor("runs/esim")            # a run directory (train.py)
+predictor = open_predictor("models/esim")          # a SavedModel, or a TF Serving model folder (latest version)
+predictor = open_predictor("models/esim_tflite")   # a TFLite export (its folder or its model.tflite)
+predictor = open_predictor("presets/esim")         # a preset folder, or hf://OWNER/NAME, kaggle://...
+predictor.kind                                     # "run", "saved_model", "tflite" or "preset"
+predictor.labels                                   # ("entailment", "neutral", "contradiction")
+predictor.predict([("A man plays a guitar.", "A person makes music.")])
+# [{"label": "entailment", "probabilities": {"entailment": 0.91, "neutral": 0.06, "contradiction": 0.03}}]
+predictor.predict_probabilities(pairs)             # float32 [N, len(labels)]
+predictor.evaluate(examples)                       # zoo.runs.evaluation.scores of labelled examples
+if predictor.can_explain:                          # every kind: runs, SavedModels, TFLite exports, presets
+    explanation = predictor.explain("A man plays.", "A man sleeps.")   # tokens, label, attention maps
+predictor.describe()                               # "run runs/esim (esim)"
+```
+The interface is `zoo.runs.predictor.Predictor` (a pair is `(premise, hypothesis)` or `(premise, hypothesis,
+premise_binary_parse, hypothesis_binary_parse)`); the kinds are `RunPredictor` (zoo.runs.predictor),
+`SavedModelPredictor` and `TFLitePredictor` (zoo.export.predictor) and `PresetPredictor` (here: presets and
+exports stand on one floor and do not import each other). Errors are one line: `PredictorNotFound`
+(a path that is none of these kinds), `FileNotFoundError`, `ValueError` (a damaged or mixed model).
+"""
+
+import os
+
+import numpy as np
+
+from zoo import fileio
+from zoo.export.predictor import SAVED_MODEL_FILE, SavedModelPredictor, TFLitePredictor
+from zoo.export.tflite_nli import METADATA_FILE as TFLITE_METADATA_FILE
+from zoo.export.tflite_nli import MODEL_FILE as TFLITE_MODEL_FILE
+from zoo.presets import from_preset
+from zoo.presets.files import PREPROCESSOR_CONFIG_FILE
+from zoo.runs.layout import CONFIG_FILE as RUN_CONFIG_FILE
+from zoo.runs.layout import VOCAB_FILE as RUN_VOCAB_FILE
+from zoo.runs.predictor import Predictor, RunPredictor
+
+KINDS = ("run", "saved_model", "tflite", "preset")
+URI_SCHEMES = ("hf://", "kaggle://")
+
+
+class PredictorNotFound(FileNotFoundError):
+    """A path that is none of the kinds `open_predictor` knows; the message says what was looked for."""
+
+
+class _PresetRun:
+    """A preset's `NLIClassifier` seen as the `zoo.runs.Run` that `RunPredictor.explain` reads: the backbone
+    as `model`, the preprocessor as `encode`, its truncation as the run's data settings."""
+
+    def __init__(self, classifier):
+        preprocessor = classifier.preprocessor
+        self.classifier = classifier
+        self.model = classifier.backbone
+        self.tokenizer = preprocessor.tokenizer.tokenizer
+        self.labels = tuple(classifier.labels)
+        self.config = {"model": getattr(self.model, "name", "preset"),
+                       "preset": {"data": {"max_premise_length": preprocessor.max_premise_length,
+                                           "max_hypothesis_length": preprocessor.max_hypothesis_length}}}
+
+    def encode(self, pairs, pair_ids=None):
+        return self.classifier.preprocessor(pairs, pair_ids=pair_ids)
+
+    def predict_probabilities(self, pairs, batch_size=256):
+        if not pairs:
+            return np.zeros((0, len(self.labels)), np.float32)
+        return np.asarray(self.classifier.predict(pairs, batch_size=batch_size), np.float32)
+
+
+class PresetPredictor(RunPredictor):
+    """A preset (`zoo.from_preset`: a folder, `hf://OWNER/NAME` or `kaggle://...`) as a predictor; it explains
+    pairs as a run does (the same model, tokenizer and truncation).
+
+    Args:
+        preset: the folder or URI.
+    """
+
+    kind = "preset"
+
+    def __init__(self, preset):  # RunPredictor's own __init__ loads a run directory: not called
+        self.path = os.fspath(preset)
+        self.classifier = from_preset(self.path, compile=False)
+        self.run = _PresetRun(self.classifier)
+        self.labels = self.run.labels
+
+    @property
+    def name(self):
+        return self.path.rstrip("/").rsplit("/", 1)[-1]
+
+    def evaluate(self, examples, batch_size=None, verbose=0):
+        """Scored through `predict_probabilities` (a preset has no length grid of its own)."""
+        return Predictor.evaluate(self, examples, batch_size=batch_size, verbose=verbose)
+
+
+def kind_of(path):
+    """The kind of model at `path` (`"run"`, `"saved_model"`, `"tflite"`, `"preset"`), or None."""
+    path = os.fspath(path)
+    if path.startswith(URI_SCHEMES):
+        return "preset"
+    if path.endswith(".tflite") and os.path.isfile(path):
+        return "tflite"
+    if not os.path.isdir(path):
+        return None
+    has = lambda name: os.path.exists(os.path.join(path, name))  # noqa: E731
+    if has(TFLITE_MODEL_FILE) and has(TFLITE_METADATA_FILE):
+        return "tflite"
+    if has(SAVED_MODEL_FILE) or fileio.latest_version(path, holding=SAVED_MODEL_FILE) is not None:
+        return "saved_model"
+    if has(PREPROCESSOR_CONFIG_FILE):
+        return "preset"
+    if has(RUN_CONFIG_FILE) and has(RUN_VOCAB_FILE):
+        return "run"
+    return None
+
+
+def open_predictor(source, kind=None, num_threads=None):
+    """The predictor of a run directory, a SavedModel (or TF Serving model folder), a TFLite export or a preset.
+
+    Args:
+        source: the path or URI (`hf://...`, `kaggle://...`), or a `Predictor` (returned as it is).
+        kind: one of `KINDS` to skip the recognition (e.g. a command line's `--saved-model`).
+        num_threads: a TFLite export's interpreter threads (None: LiteRT's default).
+
+    Returns:
+        a `zoo.runs.predictor.Predictor`.
+
+    Raises:
+        PredictorNotFound: the path is none of the kinds (or does not exist).
+        FileNotFoundError, ValueError: a model that cannot be read (one line naming the file).
+    """
+    if isinstance(source, Predictor):
+        return source
+    source = os.fspath(source)
+    if kind is None:
+        kind = kind_of(source)
+        if kind is None:
+            what = "does not exist" if not os.path.exists(source) else "is not a model the zoo can open"
+            raise PredictorNotFound(f"{source!r} {what}: give a run directory (train.py), a SavedModel or TF "
+                                    "Serving model folder, a TFLite export, or a preset (folder, hf://, kaggle://)")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if num_threads is not None and kind != "tflite":
+        raise ValueError("num_threads applies to TFLite exports only")
+    if kind == "run":
+        return RunPredictor(source)
+    if kind == "saved_model":
+        return SavedModelPredictor(source)
+    if kind == "tflite":
+        return TFLitePredictor(source, num_threads=num_threads)
+    return PresetPredictor(source)

@@ -1,0 +1,76 @@
+"""What a model attended to, shown: the alignment of one pair's `Explanation` as a labelled grid, a text
+heatmap, or a PNG (`predict.py --show-attention`, `--attention-png`).
+
+Example:
+```python
+from zoo.predictors import open_predictor
+explanation = open_predictor("runs/rocktaschel_wbw").explain("A man plays.", "A man sleeps.")
+print(text_heatmap(*alignment_grid(explanation)))
+```
+"""
+
+import numpy as np
+
+from zoo.plotting import plot_attention, pyplot
+
+SHADES = " ░▒▓█"
+
+
+def alignment_grid(explanation, name="attention"):
+    """The weights of one map with its column and row labels.
+
+    Args:
+        explanation: an `Explanation`.
+        name: `"attention"` (rows hypothesis, columns premise) or `"attention_reverse"`.
+
+    Returns:
+        `(weights [rows, cols], column labels, row labels)`.
+
+    Raises:
+        KeyError: the model has no such map.
+    """
+    weights = explanation.maps[name]
+    premise, hypothesis = explanation.labels["premise"], explanation.labels["hypothesis"]
+    if name == "attention_reverse":
+        return weights, hypothesis, premise
+    columns = (["[NULL]"] if explanation.null_column else []) + premise
+    rows = ["(final)"] if weights.shape[0] == 1 else hypothesis
+    return weights, columns, rows
+
+
+def text_heatmap(weights, columns, rows):
+    """The alignment as a text heatmap: one line per row, two characters per column (darker = more
+    weight, on an absolute 0..1 scale), followed by the row's strongest column and its weight.
+
+    Args:
+        weights: float `[len(rows), len(columns)]`.
+        columns: column labels (listed with their numbers above the grid).
+        rows: row labels.
+
+    Returns:
+        the heatmap as a multi-line string.
+    """
+    weights = np.asarray(weights, dtype="float32")
+    width = max([len(r) for r in rows] + [4])
+    lines = ["columns: " + "  ".join(f"{i}={c}" for i, c in enumerate(columns)),
+             " " * (width + 2) + "".join(f"{i % 100:<2d}" for i in range(len(columns)))]
+    for label, row in zip(rows, weights):
+        cells = "".join(SHADES[min(len(SHADES) - 1, int(round(w * (len(SHADES) - 1))))] * 2 for w in row)
+        best = int(np.argmax(row)) if len(row) else 0
+        strongest = f"  -> {columns[best]} {row[best]:.2f}" if len(row) else ""
+        lines.append(f"{label:>{width}} |{cells}|{strongest}")
+    return "\n".join(lines)
+
+
+def save_attention_png(explanation, path, name="attention"):
+    """Draws one map as a PNG (premise words on top, hypothesis words down the side).
+
+    Returns:
+        `path`.
+    """
+    weights, columns, rows = alignment_grid(explanation, name)
+    title = f"predicted: {explanation.label} ({explanation.probabilities[explanation.label]:.2f})"
+    figure = plot_attention(weights, columns, rows, title)
+    figure.savefig(path, dpi=100, bbox_inches="tight")
+    pyplot().close(figure)
+    return path
