@@ -72,23 +72,17 @@ import machine  # noqa: E402  (scripts/machine.py: standard library only at impo
 
 # Pairs -----------------------------------------------------------------------------------------------
 def read_pairs(path=None):
-    """`[(premise, hypothesis)]` raw sentences: the shipped rows, a .jsonl file, or a tokens folder."""
-    if path and os.path.isdir(path) and os.path.exists(os.path.join(path, "premise.txt")):
-        with open(os.path.join(path, "premise.txt"), encoding="utf-8") as f:
-            premises = f.read().splitlines()
-        with open(os.path.join(path, "hypothesis.txt"), encoding="utf-8") as f:
-            hypotheses = f.read().splitlines()
-        return list(zip(premises, hypotheses))
-    files = [path] if path else sorted(os.path.join(ROOT, "zoo", "data", "sample", name)
-                                       for name in os.listdir(os.path.join(ROOT, "zoo", "data", "sample"))
-                                       if name.endswith(".jsonl"))
-    pairs = []
-    for name in files:
-        with open(name, encoding="utf-8") as f:
-            for line in f:
-                record = json.loads(line)
-                pairs.append((record["sentence1"], record["sentence2"]))
-    return pairs
+    """`[(premise, hypothesis)]` raw sentences: the shipped rows (every split), or a .jsonl file or tokens folder
+    read by the library (`zoo.data.tokens_folder.read_pairs`)."""
+    from zoo.data.corpora import load_corpus
+    from zoo.data.tokens_folder import read_pairs as read_labelled_pairs
+
+    if path:
+        examples, _ = read_labelled_pairs(path)
+    else:
+        splits, _ = load_corpus("snli_sample")
+        examples = [example for split in sorted(splits) for example in splits[split]]
+    return [(example["premise"], example["hypothesis"]) for example in examples]
 
 
 # Artifacts (built once in --work-dir) ------------------------------------------------------------------
@@ -101,17 +95,20 @@ def make_run(run_dir, model_name, pairs, vocabulary_size, embedding_dim, seed=0)
     from zoo.data.tokenizer import Tokenizer
     from zoo.data.vocab import Vocabulary
     from zoo.runs import build_model
+    from zoo.data import LABELS
     from zoo.runs.layout import BEST_WEIGHTS_FILE, VOCAB_FILE, save_config, save_weights
+    from zoo.training.config import RunConfig
 
     preset = zoo.get_preset(model_name)
     tokenizer = Tokenizer(lowercase=preset["data"]["lowercase"])
     vocab = Vocabulary.build(tokenizer.tokenize_batch([s for pair in pairs for s in pair]),
                              max_size=vocabulary_size)
     vocab = vocab.extended(f"filler{i:05d}" for i in range(vocabulary_size - len(vocab)))
-    config = {"model": model_name, "preset": preset, "embeddings": "none", "data": "snli_sample", "seed": seed,
-              "vocabulary_size": len(vocab), "embedding_dim": embedding_dim, "tunable_words": "all",
-              "num_tunable": 0, "tokenizer": tokenizer.get_config(), "labels": ["entailment", "neutral", "contradiction"],
-              "mixed_precision": None, "strategy": "auto"}
+    # the run's config.json as the trainer writes it: RunConfig's own, then the vocabulary and vectors it has
+    config = dict(RunConfig.create(model=model_name, dataset="snli_sample", embeddings="none", seed=seed,
+                                   run_dir=run_dir).to_json(),
+                  vocabulary_size=len(vocab), embedding_dim=embedding_dim, tunable_words="all", num_tunable=0,
+                  tokenizer=tokenizer.get_config(), labels=list(LABELS))
     os.makedirs(run_dir, exist_ok=True)
     save_config(run_dir, config)
     vocab.save(os.path.join(run_dir, VOCAB_FILE))

@@ -22,8 +22,6 @@ are read through `zoo.data`: labels mapped and checked, pairs without gold label
 """
 
 import argparse
-import contextlib
-import itertools
 import json
 import os
 import platform
@@ -41,40 +39,7 @@ import tensorflow as tf  # noqa: E402
 import zoo  # noqa: E402
 import zoo.training  # noqa: E402
 from zoo.data import LABELS  # noqa: E402
-from zoo.data.archives import DataFiles  # noqa: E402
-from zoo.data.corpora import load_corpus  # noqa: E402
-from zoo.data.errors import DataFormatError, DataUnavailableError  # noqa: E402
-from zoo.data.layout import Layout, read_examples  # noqa: E402
-
-
-TOKEN_FILES = ("premise.txt", "hypothesis.txt", "label.txt")
-TOKENS_LAYOUT = Layout({"premise": "premise", "hypothesis": "hypothesis", "label": "label"})
-
-
-def read_pairs(path):
-    """`(examples, skipped)`: the labelled pairs of a tokens folder (`premise.txt`, `hypothesis.txt`,
-    `label.txt`, one pair per line) or of one file `zoo.data.corpora.load_corpus` reads (an SNLI jsonl file),
-    and the number of pairs without gold label (skipped). Labels are mapped and checked by the library
-    (an unknown label is a `FILE:LINE` error)."""
-    if not (os.path.isdir(path) and all(os.path.isfile(os.path.join(path, n)) for n in TOKEN_FILES)):
-        splits, report = load_corpus(path)
-        if len(splits) != 1:
-            raise DataUnavailableError(f"--data {path}: expected one file or a tokens folder ({', '.join(TOKEN_FILES)}), "
-                                       f"got the splits {', '.join(splits)}")
-        split = next(iter(splits))
-        return splits[split], sum(report["skipped"][split].values())
-    with DataFiles(path) as files, contextlib.ExitStack() as stack:
-        columns = [stack.enter_context(files.lines(name)) for name in TOKEN_FILES]
-        records = []
-        for lineno, fields in enumerate(itertools.zip_longest(*columns), 1):
-            if None in fields:
-                short = TOKEN_FILES[fields.index(None)]
-                raise DataFormatError(f"{files.display(short)}:{lineno}: the file ends here, before the others "
-                                      "(one pair per line in each)")
-            records.append((lineno, dict(zip(("premise", "hypothesis", "label"),
-                                              (f.rstrip("\r\n") for f in fields)))))
-    examples, skipped = read_examples(records, TOKENS_LAYOUT, files.display("label.txt"))
-    return examples, sum(skipped.values())
+from zoo.data.tokens_folder import read_pairs  # noqa: E402
 
 
 def machine():

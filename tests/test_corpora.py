@@ -402,3 +402,24 @@ def test_parse_labels_and_roles():
         with pytest.raises(ValueError, match=f"--roles: {pattern}"):
             parse_roles(text)
     assert LABELS == ("entailment", "neutral", "contradiction")
+
+
+def test_tokens_folder_and_single_file_read_through_the_library(tmp_path):
+    from zoo.data.tokens_folder import read_pairs
+
+    folder = tmp_path / "tokens"
+    folder.mkdir()
+    (folder / "premise.txt").write_text("A man plays .\nTwo dogs run .\nA cat sleeps .\n", encoding="utf-8")
+    (folder / "hypothesis.txt").write_text("A person plays .\nAnimals sleep .\nA cat rests .\n", encoding="utf-8")
+    (folder / "label.txt").write_text("entailment\ncontradiction\n-\n", encoding="utf-8")
+    examples, skipped = read_pairs(str(folder))
+    assert [(e["premise"], e["label"]) for e in examples] == [("A man plays .", 0), ("Two dogs run .", 2)]
+    assert skipped == 1
+    (folder / "label.txt").write_text("entailment\n", encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"label\.txt:2: the file ends here"):
+        read_pairs(str(folder))
+    single = tmp_path / "pairs.jsonl"
+    single.write_text(json.dumps({"sentence1": "A b .", "sentence2": "C d .", "gold_label": "neutral"}) + "\n",
+                      encoding="utf-8")
+    examples, skipped = read_pairs(str(single))
+    assert [(e["premise"], e["hypothesis"], e["label"]) for e in examples] == [("A b .", "C d .", 1)]
