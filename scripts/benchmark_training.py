@@ -222,10 +222,10 @@ def measure(args):
     make_callbacks, fit_in_cluster = trainer.make_callbacks, trainer.fit_in_cluster
 
     def callbacks_and_clock(*a, **k):
-        callbacks, history, backup = make_callbacks(*a, **k)
+        callbacks, *rest = make_callbacks(*a, **k)  # (callbacks, history, backup, loss guard)
         for callback in callbacks:  # what each of the run's callbacks adds to an epoch's end
             callback.on_epoch_end = timed(callback.on_epoch_end, type(callback).__name__, clock)
-        return callbacks + [clock], history, backup
+        return (callbacks + [clock], *rest)
 
     def timed_fit(*a, **k):
         try:

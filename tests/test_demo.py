@@ -23,7 +23,7 @@ from zoo.commands import demo as demo_command  # noqa: E402
 from zoo.demo.app import MAX_WORDS, build_app, launch  # noqa: E402
 from zoo.demo.display import heatmaps  # noqa: E402
 from zoo.demo.models import open_model  # noqa: E402
-from zoo.presets.saving import export_preset  # noqa: E402
+from zoo.presets.run_export import export_preset  # noqa: E402
 from zoo.runs import load_run  # noqa: E402
 
 PREMISE, HYPOTHESIS, PREMISE_PARSE, HYPOTHESIS_PARSE = PAIRS[0]
@@ -155,7 +155,7 @@ def test_without_gradio_one_line_says_how_to_install(monkeypatch, capsys, runs):
 
 
 @pytest.mark.parametrize("arguments, message", [
-    (["no/such/run"], "no/such/run: no such run directory, preset or SavedModel"),
+    (["no/such/run"], "'no/such/run' does not exist: give a run directory (train.py), a SavedModel or TF Serving model folder, a TFLite export, or a preset (folder, hf://, kaggle://)"),
     (["a", "b", "c"], "give one or two models to compare, not 3"),
 ])
 def test_command_line_errors_are_one_line(capsys, arguments, message):

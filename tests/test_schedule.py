@@ -124,7 +124,8 @@ def test_without_network_the_papers_vectors_stop_train_py_at_once(tmp_path, monk
 
 def test_offline_the_main_job_names_every_offline_option_in_one_message(tmp_path, monkeypatch, capsys):
     import train as train_script
-    from zoo.data import readers, vectors
+    from zoo.data import readers
+    from zoo.data.vectors import download as vectors
 
     monkeypatch.setenv("NLI_ZOO_CACHE", str(tmp_path / "cache"))  # no vectors cached
     monkeypatch.setenv("TFDS_DATA_DIR", str(tmp_path / "tfds"))  # SNLI never downloaded

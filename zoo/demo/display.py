@@ -16,7 +16,7 @@ import io
 from PIL import Image
 
 from zoo.data.trees import complete_tree, parse_binary_parse, truncate
-from zoo.export.predictor import alignment_grid
+from zoo.runs.alignment import alignment_grid
 from zoo.plotting import plot_attention, pyplot
 
 PARSE_FREE = "complete binary tree over the tokens"

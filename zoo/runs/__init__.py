@@ -11,7 +11,19 @@ training loop (`zoo.training`), which sits above it and writes runs.
 - `evaluation`: accuracy, per-class accuracy, confusion matrix, per genre, printed tables.
 """
 
+import importlib
+
 from zoo.runs.layout import load_config
-from zoo.runs.run import Run, build_model, load_run
 
 __all__ = ["Run", "build_model", "load_config", "load_run"]
+
+# `Run`, `build_model` and `load_run` import TensorFlow and keras (about 6 s together): they are loaded on
+# first use, so that importing a light module of this package (`zoo.runs.settings`, `zoo.runs.layout`) does
+# not start TensorFlow before a command has filtered its start-up lines (`zoo.commands.startup`).
+_LAZY = {"Run": "zoo.runs.run", "build_model": "zoo.runs.run", "load_run": "zoo.runs.run"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'zoo.runs' has no attribute {name!r}")

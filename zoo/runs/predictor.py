@@ -28,7 +28,6 @@ import numpy as np
 from zoo.data.trees import element_labels
 from zoo.runs.evaluation import evaluate_saved_model
 from zoo.runs.pairs import check_pairs
-from zoo.runs.run import Run, load_run
 
 
 def probability_dicts(labels, probabilities):
@@ -150,6 +149,10 @@ class RunPredictor(Predictor):
     can_explain = True
 
     def __init__(self, run):
+        # Here: `zoo.runs.run` imports TensorFlow and keras (about 6 s), which the interface itself and the
+        # predictors of other kinds do not need (the diagnostics import this module without a run).
+        from zoo.runs.run import Run, load_run
+
         self.run = run if isinstance(run, Run) else load_run(os.fspath(run))
         self.path = self.run.run_dir
         self.labels = self.run.labels
