@@ -237,6 +237,15 @@ def test_a_finished_run_with_damaged_best_weights_names_a_remedy_that_works(fini
     assert_same(comparable(run_dir), comparable(finished))
 
 
+def test_a_damaged_config_names_a_remedy_that_works(finished, tmp_path, capsys):
+    run_dir = copy_run(finished, tmp_path / "run")
+    (run_dir / layout.CONFIG_FILE).write_text('{"model": "bowman_lstm", "preset": {', encoding="utf-8")
+    line = fails_with(capsys, one_epoch(run_dir))
+    assert "config.json" in line and "train the run again with --overwrite" in line
+    train_script.main(one_epoch(run_dir) + ["--overwrite"])  # the remedy it names
+    assert_same(comparable(run_dir), comparable(finished))
+
+
 def test_training_a_finished_run_further_says_the_optimizer_restarts_and_resumes_exactly(finished, tmp_path,
                                                                                          monkeypatch, capsys):
     whole, killed = copy_run(finished, tmp_path / "whole"), copy_run(finished, tmp_path / "killed")

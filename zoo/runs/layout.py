@@ -144,7 +144,12 @@ def prepare_run_dir(run_dir, identity, overwrite=False):
         RunConflictError: when the directory holds a run with other settings and not `overwrite`.
         zoo.runs.state.RunStateError: a damaged run state (one line saying what to do).
     """
-    old = read_json(os.path.join(run_dir, CONFIG_FILE))
+    try:
+        old = read_json(os.path.join(run_dir, CONFIG_FILE))
+    except ValueError:  # a damaged config.json (CorruptFileError names it and the remedy: --overwrite)
+        if not overwrite:
+            raise
+        old = None  # the remedy: the damaged run is cleared and trained again
     if old is None:
         # "workers" holds the scratch directories of multi-worker training, created by other processes
         if os.path.isdir(run_dir) and set(os.listdir(run_dir)) - KEPT and not overwrite:
