@@ -269,14 +269,14 @@ def measure(args):
 
 
 def write_batches(examples, vocab, tokenizer, preset, epochs, path):
-    """Every batch of `epochs` epochs of the run's own pipeline (`zoo.runs.datasets.make_dataset`, as the
+    """Every batch of `epochs` epochs of the run's own pipeline (`zoo.runs.datasets.make_model_batches`, as the
     trainer makes it), for the PyTorch child: ids, labels, weights, epoch."""
     import numpy as np
 
     from zoo import fileio
-    from zoo.runs.datasets import make_dataset
+    from zoo.runs.datasets import make_model_batches
 
-    dataset = make_dataset(examples, vocab, tokenizer, preset, shuffle=True, seed=0)
+    dataset = make_model_batches(examples, vocab, tokenizer, preset, shuffle=True, seed=0)
     arrays, count = {}, 0
     for epoch in range(epochs):
         for features, labels, weights in dataset.as_numpy_iterator():
