@@ -1,9 +1,9 @@
 """One labelled set of pairs from a path, for the scripts that measure on real rows: a *tokens folder*
-(`premise.txt`, `hypothesis.txt`, `label.txt`, one tokenized pair a line, as `../shared/data/snli_1.0_dev_tokens`)
+(`premise.txt`, `hypothesis.txt`, `label.txt`, one tokenized pair a line)
 or any single file `zoo.data.corpora.load_corpus` reads (an SNLI jsonl file).
 
 ```python
-examples, skipped = read_pairs("../shared/data/snli_1.0_dev_tokens")
+examples, skipped = read_pairs("snli_dev_tokens")   # a folder of premise.txt, hypothesis.txt, label.txt
 ```
 """
 
