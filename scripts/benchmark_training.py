@@ -35,8 +35,10 @@ wait after the last step (such as tf.data's autotuner's, issue 27) shows as `fit
 
 `--threads N` sets TensorFlow's intra- and inter-op pools of each measuring process. `--autotune` turns
 tf.data's autotuner back on in the run's pipeline (the trainer turns it off: `zoo.data.pipeline.
-with_input_options`), for the before/after. `--keras-loops` trains the bi-LSTMs with Keras's loops
-instead of the fused CPU loop (`zoo.layers.recurrent.BidirectionalLSTM`). `--torch-reference DIR` (a
+with_input_options`), for the before/after. `--loop fused` trains the bi-LSTMs on the fused loop
+(every padded position; the loop before packing) and `--loop keras` (or `--keras-loops`) on Keras's own
+loops, instead of what `nli-zoo train` runs (`zoo.layers.recurrent.BidirectionalLSTM`: packed sequences
+under TensorFlow on a CPU). `--torch-reference DIR` (a
 checkout of github.com/coetaur0/ESIM, the folder holding `esim/`) with `--torch-python` (an environment
 with PyTorch; the zoo never depends on it) also trains the reference's `ESIM` on the very batches the
 zoo's pipeline made for the first size (Adam at 0.0004, cross-entropy, gradients clipped to norm 10,
@@ -102,7 +104,10 @@ def write_folder(examples, pairs, eval_pairs, folder):
 
 
 # The clock: a callback beside the run's own ------------------------------------------------------------
-def make_clock(keras_loops=False, profile_epoch=None):
+LOOPS = {"auto": "auto", "fused": True, "keras": False}  # --loop: BidirectionalLSTM's `fused`
+
+
+def make_clock(loop="auto", profile_epoch=None):
     import keras
 
     class StepClock(keras.callbacks.Callback):
@@ -114,13 +119,13 @@ def make_clock(keras_loops=False, profile_epoch=None):
 
         def on_train_begin(self, logs=None):
             self.train_begin = time.perf_counter()
-            if keras_loops:  # before the first step traces the training function
+            if loop != "auto":  # before the first step traces the training function
                 from zoo.layers.recurrent import BidirectionalLSTM
                 from zoo.training.kernels import iter_layers
 
                 for layer in iter_layers(self.model):
                     if isinstance(layer, BidirectionalLSTM):
-                        layer.fused = False
+                        layer.fused = LOOPS[loop]
 
         def on_epoch_begin(self, epoch, logs=None):
             if profile_epoch is not None and epoch == profile_epoch:
@@ -217,7 +222,7 @@ def measure(args):
     work = tempfile.mkdtemp(prefix="nli_zoo_bench_train_")
     folder = write_folder(training_examples(args.data, args.roles), args.size, args.eval_pairs,
                           os.path.join(work, "data"))
-    clock = make_clock(args.keras_loops, profile_epoch=1 if args.profile else None)
+    clock = make_clock(args.loop, profile_epoch=1 if args.profile else None)
     returned = {}
     make_callbacks, fit_in_cluster = trainer.make_callbacks, trainer.fit_in_cluster
 
@@ -243,7 +248,7 @@ def measure(args):
     steady = figures["epochs"][1:] or figures["epochs"]
     preset = result["config"]["preset"]
     figures.update(model=args.one, pairs=args.size, threads=args.threads or "all", autotune=args.autotune,
-                   keras_loops=args.keras_loops, vocabulary_size=result["config"]["vocabulary_size"],
+                   loop=args.loop, vocabulary_size=result["config"]["vocabulary_size"],
                    hidden_size=preset["model"].get("hidden_size"), batch_size=preset["train"]["batch_size"],
                    embedding_dim=result["config"]["embedding_dim"],
                    steps_s=statistics.mean(e["steps_s"] for e in steady),
@@ -489,8 +494,12 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=1, help="fresh processes per size (default 1)")
     parser.add_argument("--threads", type=int, default=0, help="TensorFlow threads of each process (default: all)")
     parser.add_argument("--autotune", action="store_true", help="turn tf.data's autotuner back on (before/after)")
-    parser.add_argument("--keras-loops", action="store_true",
-                        help="train the bi-LSTMs with Keras's loops instead of the zoo's fused CPU loop")
+    parser.add_argument("--loop", choices=sorted(LOOPS), default="auto",
+                        help="the bi-LSTMs' training loop: auto (what nli-zoo train runs: packed under TensorFlow on "
+                             "a CPU, fused under JAX), fused (every padded position, the loop before packing) or keras "
+                             "(Keras's own loops)")
+    parser.add_argument("--keras-loops", dest="loop", action="store_const", const="keras",
+                        help="the same as --loop keras")
     parser.add_argument("--hidden-size", type=int, default=None, help="override the preset's hidden size")
     parser.add_argument("--batch-size", type=int, default=None, help="override the preset's batch size")
     parser.add_argument("--embedding-dim", type=int, default=300, help="random word vectors' size (default 300)")
@@ -527,7 +536,8 @@ def main(argv=None):
                 command = [sys.executable, os.path.abspath(__file__), "--one", name, "--size", str(size),
                            "--data", args.data, "--eval-pairs", str(args.eval_pairs), "--epochs", str(args.epochs),
                            "--embedding-dim", str(args.embedding_dim), "--jit-compile", args.jit_compile]
-                command += [flag for flag, on in (("--autotune", args.autotune), ("--keras-loops", args.keras_loops),
+                command += ["--loop", args.loop]
+                command += [flag for flag, on in (("--autotune", args.autotune),
                                                   ("--profile", args.profile)) if on]
                 for option, value in (("--roles", args.roles), ("--threads", args.threads),
                                       ("--hidden-size", args.hidden_size), ("--batch-size", args.batch_size),

@@ -78,20 +78,44 @@ def test_padding_changes_no_real_position():
     np.testing.assert_allclose(long[:, :7], short, atol=TOLERANCE, rtol=0)
 
 
-def test_fused_gradients_equal_keras_gradients():
+@pytest.mark.parametrize("loop", [True, "packed"])
+def test_fused_and_packed_gradients_equal_keras_gradients(loop):
+    """The hand-written gradients (the fused loop's, the packed loop's over live rows only) are autodiff's
+    of Keras's loops: for the inputs and every weight, empty and one-word sentences included."""
     layer = make_layer()
     x, mask = make_inputs()
     target = np.random.default_rng(2).normal(size=(5, 7, 8)).astype("float32")
-    gradients = {}
-    for fused in (True, False):
+    gradients, outputs = {}, {}
+    for fused in (loop, False):
         layer.fused = fused
         inputs = tf.constant(x)
         with tf.GradientTape() as tape:
             tape.watch(inputs)
-            loss = tf.reduce_sum(layer(inputs, mask=mask, training=True) * target)
+            outputs[fused] = layer(inputs, mask=mask, training=True)
+            loss = tf.reduce_sum(outputs[fused] * target)
         gradients[fused] = tape.gradient(loss, [inputs] + [v.value for v in layer.trainable_variables])
-    for ours, theirs in zip(gradients[True], gradients[False]):
-        np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), atol=1e-4, rtol=1e-4)
+    np.testing.assert_allclose(np.asarray(outputs[loop]), np.asarray(outputs[False]), atol=TOLERANCE, rtol=0)
+    for ours, theirs in zip(gradients[loop], gradients[False]):
+        np.testing.assert_allclose(np.asarray(tf.convert_to_tensor(ours)), np.asarray(theirs), atol=1e-4, rtol=1e-4)
+
+
+def test_packed_training_in_a_graph_with_open_shapes_and_all_empty_rows():
+    """A training step traced once takes every batch shape, rows with nothing real included; padding
+    changes no real position."""
+    layer = make_layer()
+    x, mask = make_inputs()
+    step = tf.function(lambda x, m: layer(x, mask=m, training=True),
+                       input_signature=[tf.TensorSpec([None, None, 6]), tf.TensorSpec([None, None], tf.bool)])
+    assert layer.packs(training=True)                             # TensorFlow on a CPU: "auto" packs
+    reference = np.asarray(layer(x, mask=mask))                  # Keras's loops (inference)
+    np.testing.assert_allclose(np.asarray(step(x, mask)), reference, atol=TOLERANCE, rtol=0)
+    longer = np.concatenate([x, np.ones((5, 4, 6), "float32")], axis=1)
+    longer_mask = np.concatenate([mask, np.zeros((5, 4), bool)], axis=1)
+    np.testing.assert_allclose(np.asarray(step(longer, longer_mask))[:, :7], reference, atol=TOLERANCE, rtol=0)
+    empty = np.asarray(step(x[:2, :3], np.zeros((2, 3), bool)))
+    assert empty.shape == (2, 3, 8) and np.all(empty == 0)
+    layer.xla = True                                             # an XLA step has fixed shapes: the fused loop
+    assert not layer.packs(training=True) and layer.uses_fused_loop()
 
 
 def test_packed_inference_equals_keras_in_any_row_order_and_length():
@@ -113,18 +137,24 @@ def test_packed_inference_equals_keras_in_any_row_order_and_length():
     assert not layer.uses_packed_loop()
 
 
-def test_packing_is_off_outside_packed_inference_and_for_training():
-    """Only what `packed_inference` wraps packs: inference elsewhere keeps Keras's loops (XLA can trace it),
-    and a training step keeps the fused loop with its gradient."""
+def test_inference_packs_only_inside_packed_inference():
+    """Inference packs only where `packed_inference` wraps it (elsewhere Keras's loops, which XLA and the
+    TFLite converter can trace); a training step packs under "auto" and keeps the fused loop when asked."""
     layer = make_layer()
     x, mask = make_inputs()
     seen = []
-    layer.packed_call = lambda *args: seen.append("packed") or BidirectionalLSTM.packed_call(layer, *args)
+    layer.packed_call = lambda *args, **kw: seen.append(kw.get("training")) or BidirectionalLSTM.packed_call(
+        layer, *args, **kw)
     layer(x, mask=mask)
-    packed_inference(lambda: layer(x, mask=mask, training=True))()
     assert seen == []
     packed_inference(lambda: layer(x, mask=mask))()
-    assert seen == ["packed"]
+    assert seen == [False]
+    layer(x, mask=mask, training=True)
+    assert seen == [False, True]
+    layer.fused = True
+    layer(x, mask=mask, training=True)
+    packed_inference(lambda: layer(x, mask=mask))()
+    assert seen == [False, True, False]
 
 
 def test_auto_fuses_on_a_cpu_and_config_round_trips():
@@ -176,7 +206,7 @@ x, mask = make_inputs()
 fused, reference = both_paths(layer, x, mask)
 sys.path.insert(0, ".")
 from test_recurrent import test_a_training_step_of_a_model_is_the_same_on_either_loop as same_step
-same_step("esim")  # jax.custom_gradient: one training step moves every weight as Keras's loops do
+same_step("esim", "auto")  # jax.custom_gradient: one training step moves every weight as Keras's loops do
 print("JAX_DIFFERENCE " + json.dumps(float(np.abs(fused - reference).max())))
 """
 
@@ -190,16 +220,17 @@ def test_fused_loop_and_its_gradient_under_jax():
     assert json.loads(lines[-1].split(" ", 1)[1]) <= TOLERANCE
 
 
-@pytest.mark.parametrize("name", ["esim", "paria_bilstm"])
-def test_a_training_step_of_a_model_is_the_same_on_either_loop(name):
-    """Whole models: one SGD step with the fused loops and one with Keras's move every weight alike
-    (dropout off, so that both steps see the same function)."""
+@pytest.mark.parametrize("name, loop", [("esim", "auto"), ("esim", True), ("paria_bilstm", "auto")])
+def test_a_training_step_of_a_model_is_the_same_on_either_loop(name, loop):
+    """Whole models: one SGD step with the zoo's loops ("auto": packed under TensorFlow, fused under JAX;
+    True: fused) and one with Keras's move every weight alike (dropout off, so that both steps see the same
+    function)."""
     from tests import test_case as tc
     from zoo.training.kernels import iter_layers
 
     batch, labels = tc.random_pairs(batch=4), np.arange(4) % 3
     weights = {}
-    for fused in (True, False):
+    for fused in (loop, False):
         model = tc.make_model(name, dropout=0.0) if name == "esim" else tc.make_model(name)
         layers = [layer for layer in iter_layers(model) if isinstance(layer, BidirectionalLSTM)]
         assert layers
@@ -209,5 +240,5 @@ def test_a_training_step_of_a_model_is_the_same_on_either_loop(name):
                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         model.train_on_batch(batch, labels)
         weights[fused] = [np.asarray(v) for v in model.trainable_variables]
-    for ours, theirs in zip(weights[True], weights[False]):
+    for ours, theirs in zip(weights[loop], weights[False]):
         np.testing.assert_allclose(ours, theirs, atol=1e-4, rtol=1e-4)

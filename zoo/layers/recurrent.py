@@ -1,5 +1,6 @@
-"""Bidirectional LSTMs: Keras's `Bidirectional(LSTM)` weights, run on a CPU as one loop with its own gradient
-(training) or as one loop over packed sequences (served inference, `packed_inference`)."""
+"""Bidirectional LSTMs: Keras's `Bidirectional(LSTM)` weights, run on a CPU as one loop over packed sequences
+(training under TensorFlow, served inference) or as one fused loop (training under JAX or XLA), each with
+its own gradient (the loops: `zoo.layers.lstm_loops`)."""
 
 import contextlib
 import functools
@@ -8,6 +9,7 @@ import threading
 import keras
 from keras import ops
 
+from zoo.layers.lstm_loops import lstm_loop, packed_lstm, packed_lstm_loop
 from zoo.layers.serializable import serializable
 
 
@@ -23,12 +25,16 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
     recurrent layers such masks, `zoo.layers.masking.recurrent_mask`), and so are the gradients.
 
     Which loop runs (`fused`):
-    - `"auto"` (default): the fused loop for a training step (`training=True`) on a CPU under TensorFlow or
-      JAX; for inference inside `packed_inference` (the exported SavedModel's serving graph) on a CPU under
-      TensorFlow, the packed loop (`packed_call`: no work on padding); otherwise Keras's own
-      `Bidirectional` (evaluation, `predict`, XLA, TFLite). A GPU keeps what the GPU figures were measured
-      on (TensorFlow: two cuDNN LSTMs; JAX: two `lax.scan`s).
-    - `True` / `False`: the fused loop for every training step (and packing where asked) / never.
+    - `"auto"` (default): on a CPU, for a training step (`training=True`), the packed loop under TensorFlow
+      (`packed_call`: no work on padding) and the fused loop under JAX or when the step compiles with XLA
+      (`xla`, set by `zoo.training.kernels.use_xla_loops`: XLA's shapes are fixed); for inference inside
+      `packed_inference` (the exported SavedModel's serving graph) on a CPU under TensorFlow, the packed
+      loop; otherwise Keras's own `Bidirectional` (evaluation, `predict`, TFLite). A GPU keeps what the GPU
+      figures were measured on (TensorFlow: two cuDNN LSTMs; JAX: two `lax.scan`s).
+    - `True`: the fused loop for every training step (packing only inside `packed_inference`).
+    - `"packed"`: the packed loop for every training step where it can run (TensorFlow without XLA), else
+      the fused loop.
+    - `False`: Keras's loops only.
 
     The fused loop (the LSTM as Keras computes it, gates i, f, g, o):
 
@@ -52,14 +58,14 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
     Args:
         units: the size of each direction.
         name: the layer's name; the directions are `forward_{name}` and `backward_{name}`.
-        fused: `"auto"`, True or False (above).
+        fused: `"auto"`, True, `"packed"` or False (above).
         **kwargs: `keras.layers.Layer` arguments (`dtype`, `trainable`); the LSTMs and their
             concatenation are fixed here.
     """
 
     def __init__(self, units, name, fused="auto", **kwargs):
-        if fused not in ("auto", True, False):
-            raise ValueError(f"fused must be 'auto', True or False, got {fused!r}")
+        if fused not in ("auto", True, "packed", False):
+            raise ValueError(f"fused must be 'auto', True, 'packed' or False, got {fused!r}")
         fixed = sorted(set(kwargs) & {"layer", "backward_layer", "merge_mode", "weights"})
         if fixed:  # both LSTMs are made here and their states concatenated
             raise TypeError(f"BidirectionalLSTM fixes {', '.join(fixed)}; got them as arguments")
@@ -72,41 +78,52 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         super().__init__(forward, backward_layer=backward, name=name, **kwargs)
         self.units = units
         self.fused = fused
+        self.xla = False  # set when the training step compiles with XLA: no packing then (fixed shapes)
 
     def uses_fused_loop(self):
         """Whether a training step (`training=True`) runs the fused loop on this backend and device."""
         if self.fused != "auto":
-            return self.fused
+            return self.fused is not False
         if keras.backend.backend() not in ("tensorflow", "jax"):
             return False
         devices = keras.distribution.list_devices()
         return not devices or devices[0].lower().startswith("cpu")
 
     def call(self, sequences, initial_state=None, mask=None, training=None):
-        if initial_state is None and not training and _PACKING.on and self.uses_packed_loop():
-            return self.packed_call(sequences, mask)
+        if initial_state is None and self.packs(training):
+            return self.packed_call(sequences, mask, training=bool(training))
         if initial_state is not None or not training or not self.uses_fused_loop():
             return super().call(sequences, initial_state=initial_state, mask=mask, training=training)
         return self.fused_call(sequences, mask)
 
     def uses_packed_loop(self):
-        """Whether inference under `packed_inference` runs the packed loop: on a CPU under TensorFlow (its
-        row counts change from step to step, which XLA and JAX's tracing cannot take)."""
-        return self.fused is not False and keras.backend.backend() == "tensorflow" and self.uses_fused_loop()
+        """Whether the packed loop can run here: on a CPU under TensorFlow without XLA (its row counts change
+        from step to step, which XLA and JAX's tracing cannot take)."""
+        return (self.fused is not False and not self.xla and keras.backend.backend() == "tensorflow"
+                and self.uses_fused_loop())
 
-    def packed_call(self, x, mask=None):
-        """Inference on packed sequences: no product on a padding position (`packed_inference`).
+    def packs(self, training):
+        """Whether this call runs `packed_call`: a training step (`fused` "auto" or "packed"), or inference
+        inside `packed_inference`, where the packed loop can run."""
+        if training:
+            return self.fused in ("auto", "packed") and self.uses_packed_loop()
+        return _PACKING.on and self.uses_packed_loop()
+
+    def packed_call(self, x, mask=None, training=False):
+        """A bi-LSTM on packed sequences: no product on a padding position (`packed_inference`, and training
+        steps on a CPU under TensorFlow).
 
         The rows are sorted longest first and the backward direction reads each sentence reversed within
         its own length, so that at step t the rows still inside their sentence are the first n_t of both
         directions. The input products X W + b are one product per direction over the real tokens only
         (gathered time-major); each step then multiplies only the n_t live rows' states by U (both
-        directions in one batched product [2, n_t, h] x [2, h, 4h]). Outputs are zeros at masked positions,
-        as Keras's; same masks as the fused loop (right padding).
+        directions in one batched product [2, n_t, h] x [2, h, 4h]), for as many steps as the longest
+        sentence has words. Training runs `packed_lstm_loop`, whose gradient loops over the same live rows.
+        Outputs are zeros at masked positions, as Keras's; same masks as the fused loop (right padding).
         """
         forward, backward = self.forward_layer.cell, self.backward_layer.cell
-        h, dtype = self.units, x.dtype
-        batch, length = ops.shape(x)[0], ops.shape(x)[1]
+        dtype = x.dtype
+        batch, length, dim = ops.shape(x)[0], ops.shape(x)[1], ops.shape(x)[2]
         if mask is None:
             lengths = ops.full((batch,), length, "int32")
         else:
@@ -119,35 +136,24 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         reversed_within = ops.where(real, ops.expand_dims(lengths, 1) - 1 - positions, positions)
         backward_x = ops.take_along_axis(x, ops.expand_dims(reversed_within, -1), axis=1)
         live = ops.sum(ops.cast(ops.transpose(real), "int32"), axis=1)                        # [L]: n_t
-        tokens = ops.reshape(ops.nonzero(ops.reshape(ops.transpose(real), (-1,)))[0], (-1,))  # time-major
-        dim = ops.shape(x)[2]
+        tokens = ops.reshape(ops.nonzero(ops.reshape(ops.transpose(real), (-1,)))[0], (-1,))  # time-major, N
         packed = ops.stack([ops.take(ops.reshape(ops.transpose(v, (1, 0, 2)), (-1, dim)), tokens, axis=0)
                             for v in (x, backward_x)])                                        # [2, N, D]
         kernel = ops.cast(ops.stack([forward.kernel.value, backward.kernel.value]), dtype)
         bias = ops.cast(ops.stack([forward.bias.value, backward.bias.value]), dtype)
         z = ops.add(ops.matmul(packed, kernel), ops.expand_dims(bias, 1))                     # [2, N, 4h]
         recurrent = ops.cast(ops.stack([forward.recurrent_kernel.value, backward.recurrent_kernel.value]), dtype)
-        offsets = ops.cumsum(live) - live
-
-        def step(carry, item):
-            h_prev, c_prev = carry
-            offset, n = item[0], item[1]
-            h_live, c_live = h_prev[:, :n], c_prev[:, :n]
-            gates = ops.add(ops.slice(z, (0, offset, 0), (2, n, 4 * h)), ops.matmul(h_live, recurrent))
-            i, f, g, o = ops.split(gates, 4, axis=-1)
-            c = ops.add(ops.multiply(ops.sigmoid(f), c_live), ops.multiply(ops.sigmoid(i), ops.tanh(g)))
-            h_t = ops.multiply(ops.sigmoid(o), ops.tanh(c))
-            carry = (ops.concatenate([h_t, h_prev[:, n:]], axis=1), ops.concatenate([c, c_prev[:, n:]], axis=1))
-            return carry, carry  # Keras's TF scan: outputs shaped as the carry
-
-        zeros = ops.zeros((2, batch, h), dtype)
-        # one scanned tensor [L, 2]: Keras's TF scan fails on several of unknown length (keras 3.15)
-        _, (states, _) = ops.scan(step, (zeros, zeros), ops.stack([offsets, live], axis=1))  # [L, 2, B, h]
-        forward_states = ops.transpose(states[:, 0], (1, 0, 2))
-        backward_states = ops.take_along_axis(ops.transpose(states[:, 1], (1, 0, 2)),
-                                              ops.expand_dims(reversed_within, -1), axis=1)
-        outputs = ops.multiply(ops.concatenate([forward_states, backward_states], axis=-1),
-                               ops.expand_dims(ops.cast(real, dtype), -1))                    # [B, L, 2h]
+        steps = ops.minimum(ops.maximum(ops.max(ops.concatenate([lengths, ops.ones((1,), "int32")])), 1), length)
+        live = ops.slice(live, (0,), (steps,))                                                # the longest's words
+        states = (packed_lstm_loop if training else packed_lstm)(z, recurrent, live)          # [2, N, h]
+        # back to [B, L]: position (b, t) of a real token is row offset_t + b of its step; padding reads zeros
+        offsets = ops.cumsum(ops.sum(ops.cast(real, "int32"), axis=0)) - ops.sum(ops.cast(real, "int32"), axis=0)
+        index = ops.where(real, ops.expand_dims(offsets, 0) + ops.expand_dims(ops.arange(batch, dtype="int32"), 1),
+                          ops.shape(tokens)[0])                                               # [B, L]
+        states = ops.concatenate([states, ops.zeros((2, 1, self.units), states.dtype)], axis=1)  # [2, N + 1, h]
+        forward_states = ops.take(states[0], index, axis=0)                                   # [B, L, h]
+        backward_states = ops.take(states[1], ops.take_along_axis(index, reversed_within, axis=1), axis=0)
+        outputs = ops.concatenate([forward_states, backward_states], axis=-1)                 # [B, L, 2h]
         return ops.take(outputs, ops.argsort(order), axis=0)                                  # rows back in order
 
     def fused_call(self, x, mask=None):
@@ -183,70 +189,6 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
     @classmethod
     def from_config(cls, config):
         return cls(**config)
-
-
-@ops.custom_gradient
-def lstm_loop(steps, recurrent):
-    """LSTM states of `D` stacked directions over time, with a hand-written gradient.
-
-    Args:
-        steps: `[L, D*B, 4h]`, the input products and biases of every step (direction d in rows d*B ...).
-        recurrent: `[D, h, 4h]`, each direction's recurrent kernel U (gates i, f, g, o).
-
-    Returns:
-        the states h_t `[L, D*B, h]`.
-    """
-    directions, h = ops.shape(recurrent)[0], ops.shape(recurrent)[1]
-    rows = ops.shape(steps)[1]
-    batch = rows // directions
-
-    def times_recurrent(state, kernel):  # [D*B, k] x [D, k, m] -> [D*B, m], direction by direction
-        product = ops.matmul(ops.reshape(state, (directions, batch, -1)), kernel)
-        return ops.reshape(product, (rows, -1))
-
-    def forward_step(carry, z_x):
-        h_prev, c_prev, _ = carry
-        gates = ops.add(z_x, times_recurrent(h_prev, recurrent))                            # [D*B, 4h]
-        i, f, g, o = ops.split(gates, 4, axis=-1)
-        i, f, g, o = ops.sigmoid(i), ops.sigmoid(f), ops.tanh(g), ops.sigmoid(o)
-        c = ops.add(ops.multiply(f, c_prev), ops.multiply(i, g))
-        h_t = ops.multiply(o, ops.tanh(c))
-        activated = ops.concatenate([i, f, g, o], axis=-1)
-        return (h_t, c, activated), (h_t, c, activated)  # Keras's TF scan: outputs shaped as the carry
-
-    zeros = ops.zeros((rows, h), steps.dtype)
-    _, (states, cells, activated) = ops.scan(forward_step, (zeros, zeros, ops.zeros_like(steps[0])), steps)
-
-    def gradient(*args, upstream=None):
-        if upstream is None:
-            (upstream,) = args                                                                # dL/dh_t [L, D*B, h]
-        previous_cells = ops.concatenate([ops.expand_dims(zeros, 0), cells[:-1]], axis=0)   # c_{t-1}
-        transposed = ops.transpose(recurrent, (0, 2, 1))                                     # Uᵀ [D, 4h, h]
-        # one scanned tensor per step: Keras's TF scan fails on several of unknown length (keras 3.15)
-        inputs = ops.concatenate([upstream, activated, cells, previous_cells], axis=-1)      # [L, D*B, 7h]
-
-        def backward_step(carry, item):
-            dh_next, dc_next, _ = carry
-            dh_t, i, f, g, o, c, c_prev = ops.split(item, [h, 2 * h, 3 * h, 4 * h, 5 * h, 6 * h], axis=-1)
-            dh = ops.add(dh_t, dh_next)
-            tanh_c = ops.tanh(c)
-            dc = ops.add(dc_next, ops.multiply(ops.multiply(dh, o), ops.subtract(1.0, ops.square(tanh_c))))
-            dz = ops.concatenate([ops.multiply(ops.multiply(dc, g), ops.multiply(i, ops.subtract(1.0, i))),
-                                  ops.multiply(ops.multiply(dc, c_prev), ops.multiply(f, ops.subtract(1.0, f))),
-                                  ops.multiply(ops.multiply(dc, i), ops.subtract(1.0, ops.square(g))),
-                                  ops.multiply(ops.multiply(dh, tanh_c), ops.multiply(o, ops.subtract(1.0, o)))],
-                                 axis=-1)                                                    # dL/dz_t [D*B, 4h]
-            carry = (times_recurrent(dz, transposed), ops.multiply(dc, f), dz)                # dh_{t-1}, dc_{t-1}
-            return carry, carry
-
-        _, (_, _, dz) = ops.scan(backward_step, (zeros, zeros, ops.zeros_like(steps[0])), inputs, reverse=True)
-        previous_states = ops.concatenate([ops.expand_dims(zeros, 0), states[:-1]], axis=0)  # h_{t-1}
-        by_direction = lambda t: ops.reshape(ops.transpose(ops.reshape(t, (-1, directions, batch, ops.shape(t)[-1])),
-                                                           (1, 0, 2, 3)), (directions, -1, ops.shape(t)[-1]))
-        d_recurrent = ops.matmul(ops.transpose(by_direction(previous_states), (0, 2, 1)), by_direction(dz))
-        return dz, d_recurrent                                                               # [L, D*B, 4h], [D, h, 4h]
-
-    return states, gradient
 
 
 class _Packing(threading.local):
