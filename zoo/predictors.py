@@ -16,6 +16,7 @@ predictor.evaluate(examples)                       # zoo.runs.evaluation.scores 
 if predictor.can_explain:                          # every kind: runs, SavedModels, TFLite exports, presets
     explanation = predictor.explain("A man plays.", "A man sleeps.")   # tokens, label, attention maps
 predictor.describe()                               # "run runs/esim (esim)"
+predictor.length_notes(pairs)                      # pairs cut at the model's maximum lengths, empty sentences
 ```
 The interface is `zoo.runs.predictor.Predictor` (a pair is `(premise, hypothesis)` or `(premise, hypothesis,
 premise_binary_parse, hypothesis_binary_parse)`); the kinds are `RunPredictor` (zoo.runs.predictor),
@@ -88,6 +89,11 @@ class PresetPredictor(RunPredictor):
     @property
     def name(self):
         return self.path.rstrip("/").rsplit("/", 1)[-1]
+
+    def input_limits(self):
+        """The preprocessor's tokenizer and truncation (those `from_preset` encodes pairs with)."""
+        preprocessor = self.classifier.preprocessor
+        return preprocessor.tokenizer.tokenizer, preprocessor.max_premise_length, preprocessor.max_hypothesis_length
 
     def evaluate(self, examples, batch_size=None, verbose=0):
         """Scored through `predict_probabilities` (a preset has no length grid of its own)."""

@@ -31,7 +31,6 @@ from zoo.errors import UserError as EvaluateError
 from zoo.fileio import CorruptFileError, LockedError, write_json
 from zoo.runs import layout
 from zoo.runs.evaluation import format_scores
-from zoo.runs.settings import RunSettings
 
 
 @dataclasses.dataclass(frozen=True)
@@ -174,7 +173,7 @@ def evaluate(request):
     """
     # Deferred: these import TensorFlow, which `main` imports first with its start-up lines filtered.
     from zoo.predictors import open_predictor
-    from zoo.runs.datasets import describe_length_notes, length_notes
+    from zoo.runs.datasets import describe_length_notes
 
     started = time.time()
     if not request.source and not request.diagnostics.suite:
@@ -189,10 +188,7 @@ def evaluate(request):
         predictor = open_predictor(path, kind=kind)
     except (FileNotFoundError, OSError, ValueError, EvaluateError) as error:
         raise EvaluateError(str(error)) from None
-    settings = None
     if request.run_dir:
-        run = predictor.run
-        settings = RunSettings.of(run.config["preset"])
         name, base = predictor.name, request.run_dir
     else:
         name = os.path.basename(os.path.normpath(path)) if "://" not in path else path.rsplit("/", 1)[-1]
@@ -203,9 +199,11 @@ def evaluate(request):
     selected, report = load_data(request) if request.source else ([], None)
     results, notes = {}, {}
     for split, examples in selected:
-        if settings is not None:  # pairs cut at the run's maximum lengths, empty sentences: counted
-            notes[split] = length_notes(examples, run.tokenizer, settings.data)
-            line = describe_length_notes(notes[split])
+        # Pairs cut at the model's maximum lengths, empty sentences: counted, whatever the kind of model.
+        counted = predictor.length_notes([(e["premise"], e["hypothesis"]) for e in examples])
+        if counted is not None:
+            notes[split] = counted
+            line = describe_length_notes(counted)
             if line:
                 print(f"[evaluate] {split}: {line}", flush=True)
         try:

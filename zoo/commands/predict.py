@@ -1,10 +1,11 @@
-"""Predicts SNLI labels with a trained run, an exported SavedModel or a TFLite export.
+"""Predicts SNLI labels with a trained run, an exported SavedModel, a TFLite export or a preset.
 
 Example:
 ```
 python predict.py --run-dir runs/rocktaschel_wbw --premise "A man plays a guitar." --hypothesis "A man sleeps."
 python predict.py --saved-model models/rocktaschel_wbw --input pairs.jsonl --output predictions.jsonl
 python predict.py --tflite models/rocktaschel_wbw_tflite --premise "A man plays." --hypothesis "A man sleeps."
+python predict.py --preset presets/rocktaschel_wbw --input pairs.jsonl     # or hf://OWNER/NAME, kaggle://...
 python predict.py --run-dir runs/rocktaschel_wbw --premise "..." --hypothesis "..." --show-attention \
     --attention-png wbw.png
 ```
@@ -13,6 +14,8 @@ python predict.py --run-dir runs/rocktaschel_wbw --premise "..." --hypothesis ".
 models use; without them they use complete binary trees); the output has one line
 `{"label": ..., "probabilities": {"entailment": ..., "neutral": ..., "contradiction": ...}}` per input
 line, as `zoo.load(run_dir).predict`. For one pair, `--premise-parse` / `--hypothesis-parse` give the parses.
+Pairs cut at the model's maximum lengths and empty sentences are counted in one line on stderr, for every
+kind of model (`Predictor.length_notes`).
 """
 
 import argparse
@@ -25,7 +28,6 @@ from zoo.commands.startup import import_tensorflow
 from zoo.data.trees import TreeFormatError, parse_binary_parse
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError, atomic_write
-from zoo.runs.settings import RunSettings
 
 
 class PredictError(UserError):
@@ -37,7 +39,7 @@ class PredictRequest:
     """What `predict.py` is asked to do (`request_from_args` builds it from the command line).
 
     Attributes:
-        run_dir, saved_model, tflite: the model (exactly one).
+        run_dir, saved_model, tflite, preset: the model (exactly one).
         premise, hypothesis, premise_parse, hypothesis_parse: one pair (and its binary parses).
         input, output: a JSON-lines file of pairs, and where its predictions go (None: stdout).
         batch_size: pairs per model call; num_threads: the TFLite interpreter's threads.
@@ -47,6 +49,7 @@ class PredictRequest:
     run_dir: Optional[str] = None
     saved_model: Optional[str] = None
     tflite: Optional[str] = None
+    preset: Optional[str] = None
     premise: Optional[str] = None
     hypothesis: Optional[str] = None
     premise_parse: str = ""
@@ -76,6 +79,8 @@ def build_parser(prog="predict.py"):
     model.add_argument("--run-dir", help="a run directory written by train.py")
     model.add_argument("--saved-model", help="an exported SavedModel: MODELS/NAME (latest version) or MODELS/NAME/N")
     model.add_argument("--tflite", help="a TFLite export of export.py: its folder or its model.tflite")
+    model.add_argument("--preset", help="a preset: a folder written by export.py --format preset, hf://... or "
+                                        "kaggle://...")
     parser.add_argument("--premise", help="the premise of one pair")
     parser.add_argument("--hypothesis", help="the hypothesis of one pair")
     parser.add_argument("--premise-parse", default="",
@@ -168,30 +173,27 @@ def check_request(request):
 
 
 def open_model(request):
-    """The predictor of `--run-dir`, `--saved-model` or `--tflite` (`zoo.predictors.open_predictor`)."""
+    """The predictor of `--run-dir`, `--saved-model`, `--tflite` or `--preset` (`zoo.predictors.open_predictor`)."""
     # Deferred: imports TensorFlow, which `main` imports first with its start-up lines filtered.
     from zoo.predictors import open_predictor
 
     kind, path = next((k, p) for k, p in (("run", request.run_dir), ("saved_model", request.saved_model),
-                                          ("tflite", request.tflite)) if p)
+                                          ("tflite", request.tflite), ("preset", request.preset)) if p)
     try:
         return open_predictor(path, kind=kind, num_threads=request.num_threads)
-    except (FileNotFoundError, ValueError) as error:
+    except (OSError, ValueError) as error:  # FileNotFoundError, and a preset that cannot be fetched
         raise PredictError(str(error)) from None
 
 
 def report_length_notes(predictor, pairs):
-    """Counts, on stderr, the pairs a run's maximum lengths cut and the empty sentences (both are answered);
-    returns the counts (None for a model without a run's settings at hand)."""
+    """Counts, on stderr, the pairs the model's maximum lengths cut and the empty sentences (both are answered),
+    for every kind of model (`Predictor.length_notes`); returns the counts (None for a predictor that does not
+    know its tokenizer and lengths)."""
     # Deferred: imports TensorFlow (tf.data), which `main` imports first with its start-up lines filtered.
-    from zoo.runs.datasets import describe_length_notes, length_notes
+    from zoo.runs.datasets import describe_length_notes
 
-    run = getattr(predictor, "run", None)
-    if run is None:
-        return None
-    examples = [{"premise": p[0], "hypothesis": p[1]} for p in pairs]
-    notes = length_notes(examples, run.tokenizer, RunSettings.of(run.config["preset"]).data)
-    line = describe_length_notes(notes)
+    notes = predictor.length_notes(pairs)
+    line = describe_length_notes(notes) if notes is not None else ""
     if line:
         print(f"[predict] {line}", file=sys.stderr, flush=True)
     return notes

@@ -16,6 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo import fileio
+from zoo.data.tokenizer import Tokenizer
 from zoo.export.saved_model import read_metadata
 from zoo.export.serving import signature_error
 from zoo.export.tflite import METADATA_FILE, MODEL_FILE, TFLiteNLI
@@ -61,9 +62,9 @@ class SavedModelPredictor(Predictor):
     def __init__(self, path):
         self.path = resolve_saved_model(os.fspath(path))
         self.loaded = tf.saved_model.load(self.path)
-        metadata = read_metadata(self.path)
-        self.labels = tuple(metadata["labels"])
-        self.model_name = metadata.get("model")
+        self.metadata = read_metadata(self.path)
+        self.labels = tuple(self.metadata["labels"])
+        self.model_name = self.metadata.get("model")
 
     @property
     def name(self):
@@ -72,6 +73,14 @@ class SavedModelPredictor(Predictor):
     @property
     def reads_parse_trees(self):
         return "premise_binary_parse" in self.loaded.signatures["serving_default"].structured_input_signature[1]
+
+    def input_limits(self):
+        """The tokenizer and truncation `assets.extra/zoo.json` records (those the graph runs); None for a
+        SavedModel without them."""
+        tokenizer, lengths = self.metadata.get("tokenizer"), self.metadata.get("max_lengths")
+        if tokenizer is None or lengths is None:
+            return None
+        return Tokenizer.from_config(tokenizer), lengths.get("premise"), lengths.get("hypothesis")
 
     def _call(self, signature, pairs):
         """Runs a signature on checked pairs (with their parses where it takes them).
@@ -144,6 +153,10 @@ class TFLitePredictor(Predictor):
     @property
     def reads_parse_trees(self):
         return self.nli.metadata.get("max_depth") is not None
+
+    def input_limits(self):
+        """The export's tokenizer and its fixed lengths (`tflite.json`), to which every pair is cut."""
+        return self.nli.tokenizer, self.nli.lengths["premise"], self.nli.lengths["hypothesis"]
 
     def predict_probabilities(self, pairs, batch_size=256):
         """(`batch_size`: pairs tokenized at a time; the model runs its own fixed batch size.)"""

@@ -11,6 +11,9 @@ baseline) answers them the same way, so `evaluate`, `predict`, the diagnostics a
 - `can_explain` and `explain(premise, hypothesis, premise_binary_parse="", hypothesis_binary_parse="")` ->
   an `Explanation` (tokens as the model saw them, label, probabilities, attention maps).
 - `describe()` -> one line: what it is and where it came from.
+- `length_notes(pairs)` -> the pairs the model's maximum lengths cut and the empty sentences, counted as a
+  run counts its data (`zoo.runs.datasets.length_notes`), from the predictor's own tokenizer and lengths
+  (`input_limits()`); None for a predictor that does not know them.
 
 A pair is `(premise, hypothesis)` or `(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse)`
 (strings; the parses matter to the models that read parse trees, a blank one means the complete binary tree);
@@ -28,6 +31,7 @@ import numpy as np
 from zoo.data.trees import element_labels
 from zoo.runs.evaluation import evaluate_saved_model
 from zoo.runs.pairs import check_pairs
+from zoo.runs.settings import DataSettings, RunSettings
 
 
 def probability_dicts(labels, probabilities):
@@ -117,6 +121,32 @@ class Predictor(abc.ABC):
         (`zoo.runs.evaluation.scores`)."""
         return evaluate_saved_model(self, list(examples), batch_size=batch_size or 256, verbose=verbose)
 
+    def input_limits(self):
+        """`(tokenizer, max_premise_length, max_hypothesis_length)`: the `zoo.data.tokenizer.Tokenizer` the
+        model reads sentences with and the tokens it keeps of each (None: all); None where the predictor does
+        not know them (then `length_notes` counts nothing)."""
+        return None
+
+    def length_notes(self, pairs):
+        """Counts the pairs this model's maximum lengths cut and the empty sentences (no tokens) among `pairs`,
+        as a run counts its data: both are answered, so the counts say how many answers that concerns.
+
+        Returns:
+            `zoo.runs.datasets.length_notes`'s dict (`pairs`, `premises_cut`, `hypotheses_cut`,
+            `empty_premises`, `empty_hypotheses`, `max_premise_length`, `max_hypothesis_length`; one phrase
+            by `describe_length_notes`), or None where `input_limits()` is None.
+        """
+        limits = self.input_limits()
+        if limits is None:
+            return None
+        # Here: tf.data and the tokenizer's ops (TensorFlow), which the interface itself does not import.
+        from zoo.runs.datasets import length_notes
+
+        tokenizer, max_premise_length, max_hypothesis_length = limits
+        examples = [{"premise": pair[0], "hypothesis": pair[1]} for pair in check_pairs(pairs)]
+        return length_notes(examples, tokenizer, DataSettings(max_premise_length=max_premise_length,
+                                                              max_hypothesis_length=max_hypothesis_length))
+
     def explain(self, premise, hypothesis, premise_binary_parse="", hypothesis_binary_parse=""):
         """The `Explanation` of one pair.
 
@@ -167,6 +197,11 @@ class RunPredictor(Predictor):
 
     def predict_probabilities(self, pairs, batch_size=256):
         return self.run.predict_probabilities(check_pairs(pairs), batch_size=batch_size)
+
+    def input_limits(self):
+        """The run's tokenizer and the maximum lengths of its data settings (those it was trained with)."""
+        data = RunSettings.of(self.run.config["preset"]).data
+        return self.run.tokenizer, data.max_premise_length, data.max_hypothesis_length
 
     def evaluate(self, examples, batch_size=None, verbose=0):
         """Scored by the run's Keras model on batches of its length grid (`Run.evaluate`)."""
