@@ -89,9 +89,11 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         devices = keras.distribution.list_devices()
         return not devices or devices[0].lower().startswith("cpu")
 
-    def call(self, sequences, initial_state=None, mask=None, training=None):
+    def call(self, sequences, initial_state=None, mask=None, training=None, transform=None):
         if initial_state is None and self.packs(training):
-            return self.packed_call(sequences, mask, training=bool(training))
+            return self.packed_call(sequences, mask, training=bool(training), transform=transform)
+        if transform is not None:
+            sequences = transform(sequences)
         if initial_state is not None or not training or not self.uses_fused_loop():
             return super().call(sequences, initial_state=initial_state, mask=mask, training=training)
         return self.fused_call(sequences, mask)
@@ -109,7 +111,7 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
             return self.fused in ("auto", "packed") and self.uses_packed_loop()
         return _PACKING.on and self.uses_packed_loop()
 
-    def packed_call(self, x, mask=None, training=False):
+    def packed_call(self, x, mask=None, training=False, transform=None):
         """A bi-LSTM on packed sequences: no product on a padding position (`packed_inference`, and training
         steps on a CPU under TensorFlow).
 
@@ -120,41 +122,48 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         directions in one batched product [2, n_t, h] x [2, h, 4h]), for as many steps as the longest
         sentence has words. Training runs `packed_lstm_loop`, whose gradient loops over the same live rows.
         Outputs are zeros at masked positions, as Keras's; same masks as the fused loop (right padding).
+
+        `transform` (any `call`): a position-wise function applied to the inputs first (e.g. ESIM's F); here
+        it runs on the real tokens only, elsewhere on every position.
         """
         forward, backward = self.forward_layer.cell, self.backward_layer.cell
-        dtype = x.dtype
         batch, length, dim = ops.shape(x)[0], ops.shape(x)[1], ops.shape(x)[2]
         if mask is None:
             lengths = ops.full((batch,), length, "int32")
         else:
             lengths = ops.sum(ops.cast(mask, "int32"), axis=1)
-        order = ops.argsort(-lengths)                                                         # longest first
-        lengths = ops.take(lengths, order)
-        x = ops.take(x, order, axis=0)
+        order = ops.argsort(-lengths)                                    # sorted row k is row order[k] of x
+        sorted_lengths = ops.take(lengths, order)
         positions = ops.expand_dims(ops.arange(length, dtype="int32"), 0)                     # [1, L]
-        real = positions < ops.expand_dims(lengths, 1)                                        # [B, L]
-        reversed_within = ops.where(real, ops.expand_dims(lengths, 1) - 1 - positions, positions)
-        backward_x = ops.take_along_axis(x, ops.expand_dims(reversed_within, -1), axis=1)
-        live = ops.sum(ops.cast(ops.transpose(real), "int32"), axis=1)                        # [L]: n_t
+        real = positions < ops.expand_dims(sorted_lengths, 1)                                 # [B, L], sorted
+        live = ops.sum(ops.cast(real, "int32"), axis=0)                                       # [L]: n_t
         tokens = ops.reshape(ops.nonzero(ops.reshape(ops.transpose(real), (-1,)))[0], (-1,))  # time-major, N
-        packed = ops.stack([ops.take(ops.reshape(ops.transpose(v, (1, 0, 2)), (-1, dim)), tokens, axis=0)
-                            for v in (x, backward_x)])                                        # [2, N, D]
+        # the real tokens, time-major, read straight from x: (step t, sorted row k) is x[order[k], t]
+        source = ops.expand_dims(order, 0) * length + ops.transpose(positions)                # [L, B]
+        inputs = ops.take(ops.reshape(x, (-1, dim)), ops.take(ops.reshape(source, (-1,)), tokens), axis=0)  # [N, D]
+        if transform is not None:
+            inputs = transform(inputs)                                   # position-wise: real tokens only
+        # (k, t) -> its row in the packed steps: offset_t + k; the backward direction's step t reads
+        # position len_k - 1 - t; padding -> N, a row of zeros
+        offsets = ops.cumsum(live) - live
+        index = ops.where(real, ops.expand_dims(offsets, 0) + ops.expand_dims(ops.arange(batch, dtype="int32"), 1),
+                          ops.shape(tokens)[0])                                               # [B, L]
+        reversed_within = ops.where(real, ops.expand_dims(sorted_lengths, 1) - 1 - positions, positions)
+        backward_index = ops.take_along_axis(index, reversed_within, axis=1)                  # [B, L]
+        backward_rows = ops.take(ops.reshape(ops.transpose(backward_index), (-1,)), tokens)   # [N]
+        packed = ops.stack([inputs, ops.take(inputs, backward_rows, axis=0)])                 # [2, N, D]
+        dtype = packed.dtype
         kernel = ops.cast(ops.stack([forward.kernel.value, backward.kernel.value]), dtype)
         bias = ops.cast(ops.stack([forward.bias.value, backward.bias.value]), dtype)
         z = ops.add(ops.matmul(packed, kernel), ops.expand_dims(bias, 1))                     # [2, N, 4h]
         recurrent = ops.cast(ops.stack([forward.recurrent_kernel.value, backward.recurrent_kernel.value]), dtype)
-        steps = ops.minimum(ops.maximum(ops.max(ops.concatenate([lengths, ops.ones((1,), "int32")])), 1), length)
-        live = ops.slice(live, (0,), (steps,))                                                # the longest's words
-        states = (packed_lstm_loop if training else packed_lstm)(z, recurrent, live)          # [2, N, h]
-        # back to [B, L]: position (b, t) of a real token is row offset_t + b of its step; padding reads zeros
-        offsets = ops.cumsum(ops.sum(ops.cast(real, "int32"), axis=0)) - ops.sum(ops.cast(real, "int32"), axis=0)
-        index = ops.where(real, ops.expand_dims(offsets, 0) + ops.expand_dims(ops.arange(batch, dtype="int32"), 1),
-                          ops.shape(tokens)[0])                                               # [B, L]
-        states = ops.concatenate([states, ops.zeros((2, 1, self.units), states.dtype)], axis=1)  # [2, N + 1, h]
-        forward_states = ops.take(states[0], index, axis=0)                                   # [B, L, h]
-        backward_states = ops.take(states[1], ops.take_along_axis(index, reversed_within, axis=1), axis=0)
-        outputs = ops.concatenate([forward_states, backward_states], axis=-1)                 # [B, L, 2h]
-        return ops.take(outputs, ops.argsort(order), axis=0)                                  # rows back in order
+        steps = ops.minimum(ops.max(ops.concatenate([lengths, ops.ones((1,), "int32")])), length)
+        states = (packed_lstm_loop if training else packed_lstm)(z, recurrent, ops.slice(live, (0,), (steps,)))
+        states = ops.concatenate([states, ops.zeros((2, 1, self.units), dtype)], axis=1)      # [2, N + 1, h]
+        rank = ops.argsort(order)                                                             # rows back in order
+        forward_states = ops.take(states[0], ops.take(index, rank, axis=0), axis=0)          # [B, L, h]
+        backward_states = ops.take(states[1], ops.take(backward_index, rank, axis=0), axis=0)
+        return ops.concatenate([forward_states, backward_states], axis=-1)                    # [B, L, 2h]
 
     def fused_call(self, x, mask=None):
         """The fused loop (class docstring): `x` `[B, L, D]`, `mask` `[B, L]` -> `[B, L, 2h]`."""

@@ -111,8 +111,11 @@ class ESIM(NLIModel):
     # Forward pass ---------------------------------------------------------------------------------
     def compose(self, m, mask, training=False):
         """[ave; max] of the composition BiLSTM over F(m) `[B, L, 8h]` -> `[B, 4h]` (§3.3, Eq. 18-19)."""
-        x = self.projection_dropout(self.projection(m), training=training)          # F(m) [B, L, h]
-        v = self.composition(x, mask=recurrent_mask(mask), training=training)                       # [B, L, 2h]
+        def projected(x):                                                            # F(m) [.., h]
+            return self.projection_dropout(self.projection(x), training=training)
+
+        # F is position-wise: where the composition packs its sequences, it runs on the real tokens only
+        v = self.composition(m, mask=recurrent_mask(mask), training=training, transform=projected)  # [B, L, 2h]
         return mean_max_pool(v, mask)                                                # (18)/(19)
 
     def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
