@@ -11,6 +11,7 @@ from keras import ops
 
 from zoo.layers.lstm_loops import lstm_loop, packed_lstm, packed_lstm_loop
 from zoo.layers.serializable import serializable
+from zoo.layers.traversal import iter_layers
 
 
 @serializable
@@ -78,7 +79,7 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         super().__init__(forward, backward_layer=backward, name=name, **kwargs)
         self.units = units
         self.fused = fused
-        self.xla = False  # set when the training step compiles with XLA: no packing then (fixed shapes)
+        self.xla = False  # the training step compiles with XLA: no packing then (fixed shapes); follow_jit_compile
 
     def uses_fused_loop(self):
         """Whether a training step (`training=True`) runs the fused loop on this backend and device."""
@@ -231,6 +232,17 @@ def _packing():
         yield
     finally:
         _PACKING.on = before
+
+
+def follow_jit_compile(model):
+    """Tells every `BidirectionalLSTM` inside `model` whether `model`'s steps compile with XLA
+    (`model.jit_compile`, as `compile` resolved it): there a training step runs the fused loop, since the
+    packed loop's shapes change from step to step. The zoo's models and `NLIClassifier` call it from
+    `compile`."""
+    xla = bool(getattr(model, "jit_compile", False))
+    for layer in iter_layers(model):
+        if isinstance(layer, BidirectionalLSTM):
+            layer.xla = xla
 
 
 def bidirectional_lstm(units, name):

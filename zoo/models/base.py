@@ -6,6 +6,7 @@ from keras import ops
 
 from zoo.layers.embedding import WordEmbedding
 from zoo.layers.masking import padding_mask
+from zoo.layers.recurrent import follow_jit_compile
 from zoo.layers.serializable import serializable
 
 
@@ -41,6 +42,11 @@ class NLIModel(keras.Model):
                                            num_tunable=num_tunable, name="word_embedding")
 
     # Weights --------------------------------------------------------------------------------------
+    def compile(self, *args, **kwargs):
+        """Keras's `compile`; a step it compiles with XLA keeps the bi-LSTMs' fused loop (`follow_jit_compile`)."""
+        super().compile(*args, **kwargs)
+        follow_jit_compile(self)
+
     def build(self, input_shape=None):
         """Creates every weight from the constructor's sizes: no weight depends on the batch size or the
         sentence lengths, so `input_shape` (the shapes of the input dict, as Keras passes them) is not read

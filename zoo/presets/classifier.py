@@ -29,6 +29,7 @@ import tensorflow as tf
 
 from zoo.constants import LABELS
 from zoo.data.pipeline import with_input_options
+from zoo.layers.recurrent import follow_jit_compile
 from zoo.layers.serializable import serializable
 from zoo.presets.preprocessor import is_raw
 from zoo.presets.saving import write_preset
@@ -87,6 +88,7 @@ class NLIClassifier(keras.Model):
         if metrics == "auto":
             metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+        follow_jit_compile(self)  # an XLA step keeps the bi-LSTMs' fused loop
 
     def compile_from_config(self, config):
         """Compiles as saved in a `.keras` file (Keras calls it when loading one)."""

@@ -22,25 +22,7 @@ cuDNN path off (and the CPU's packed bi-LSTM loop, whose shapes change from step
 import keras
 
 from zoo.layers.recurrent import BidirectionalLSTM
-
-
-def iter_layers(layer):
-    """Every layer inside `layer` (itself excluded), depth first, each once.
-
-    Walks the attributes Keras tracks: sublayers held directly, in lists, tuples or dicts, and the wrapped
-    layers of `Bidirectional` and `RNN` (its `cell`).
-    """
-    seen, stack, found = {id(layer)}, [layer], []
-    while stack:
-        current = stack.pop()
-        for value in vars(current).values():
-            values = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
-            for item in values:
-                if isinstance(item, keras.layers.Layer) and id(item) not in seen:
-                    seen.add(id(item))
-                    found.append(item)
-                    stack.append(item)
-    return found
+from zoo.layers.traversal import iter_layers
 
 
 def cudnn_capable(lstm):
