@@ -152,14 +152,13 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         reversed_within = ops.where(real, ops.expand_dims(sorted_lengths, 1) - 1 - positions, positions)
         backward_index = ops.take_along_axis(index, reversed_within, axis=1)                  # [B, L]
         backward_rows = ops.take(ops.reshape(ops.transpose(backward_index), (-1,)), tokens)   # [N]
-        packed = ops.stack([inputs, ops.take(inputs, backward_rows, axis=0)])                 # [2, N, D]
-        dtype = packed.dtype
-        kernel = ops.cast(ops.stack([forward.kernel.value, backward.kernel.value]), dtype)
-        bias = ops.cast(ops.stack([forward.bias.value, backward.bias.value]), dtype)
-        z = ops.add(ops.matmul(packed, kernel), ops.expand_dims(bias, 1))                     # [2, N, 4h]
-        recurrent = ops.cast(ops.stack([forward.recurrent_kernel.value, backward.recurrent_kernel.value]), dtype)
+        dtype = inputs.dtype
+        z = ops.stack([ops.add(ops.matmul(v, ops.cast(cell.kernel.value, dtype)), ops.cast(cell.bias.value, dtype))
+                       for v, cell in ((inputs, forward), (ops.take(inputs, backward_rows, axis=0), backward))])
+        kernels = [ops.cast(cell.recurrent_kernel.value, dtype) for cell in (forward, backward)]  # Z_x [2, N, 4h]
         steps = ops.minimum(ops.max(ops.concatenate([lengths, ops.ones((1,), "int32")])), length)
-        states = (packed_lstm_loop if training else packed_lstm)(z, recurrent, ops.slice(live, (0,), (steps,)))
+        live = ops.slice(live, (0,), (steps,))
+        states = packed_lstm_loop(z, ops.stack(kernels), live) if training else packed_lstm(z, kernels, live)
         states = ops.concatenate([states, ops.zeros((2, 1, self.units), dtype)], axis=1)      # [2, N + 1, h]
         rank = ops.argsort(order)                                                             # rows back in order
         forward_states = ops.take(states[0], ops.take(index, rank, axis=0), axis=0)          # [B, L, h]
