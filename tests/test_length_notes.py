@@ -107,7 +107,9 @@ def test_evaluate_prints_and_writes_the_count_for_every_kind(models, kind, tmp_p
                                     "--output", str(tmp_path / "edge.json")])
     (split, notes), = report["inputs"].items()
     assert notes == COUNTS
-    assert json.loads((tmp_path / "edge.json").read_text())["inputs"][split] == COUNTS
+    written = json.loads((tmp_path / "edge.json").read_text())
+    assert written["inputs"][split] == COUNTS
+    assert written[kind] == models[kind]                         # the report names what was scored
     assert f"[evaluate] {split}: {LINE}\n" in capsys.readouterr().out
 
     clean = write_lines(tmp_path / "clean.jsonl", CLEAN, keys)

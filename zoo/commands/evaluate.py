@@ -1,4 +1,4 @@
-"""Scores a trained run, or an exported SavedModel, on any labelled NLI data.
+"""Scores a trained run, an exported SavedModel or TFLite model, or a preset, on any labelled NLI data.
 
 Example:
 ```
@@ -212,6 +212,8 @@ def evaluate(request):
             raise EvaluateError(f"{split}: {error}") from None
         print(format_scores(results[split], title=f"{name} on {report['source']} [{split}]:"), flush=True)
     written = {"model": name, "run_dir": request.run_dir, "saved_model": request.saved_model, "results": results}
+    if kind in ("tflite", "preset"):
+        written[kind] = path  # what was scored, whatever its kind
     if notes:
         written["inputs"] = notes
     if report is not None:
