@@ -114,9 +114,9 @@ def export(args):
         raise ValueError(f"{wrong[0]} applies to --format {other} only")
     if args.xla_max_batch < 0 or (args.chunk_size or 0) < 0:
         raise ValueError("--xla-max-batch and --chunk-size must be 0 (off) or positive")
+    if args.format == "preset":  # given the folder, it reads the run under the run's lock
+        return export_preset(args.run_dir, args.out or os.path.join("presets", model_name), overwrite=args.overwrite)
     run = load_run(args.run_dir)
-    if args.format == "preset":
-        return export_preset(run, args.out or os.path.join("presets", model_name), overwrite=args.overwrite)
     if args.format == "tflite":
         out = args.out or os.path.join("models", f"{model_name}_tflite")
         examples = None if args.no_accuracy_check else test_examples_of(run, args.test_data)

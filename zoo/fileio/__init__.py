@@ -31,11 +31,11 @@ from zoo.fileio.atomic import (CorruptFileError, atomic_path, atomic_write, clea
                                read_json, temporary_name, write_json)
 from zoo.fileio.faults import FAULT_VARIABLE, fault_point
 from zoo.fileio.folders import publish_folder, recover_folder, staging_folder
-from zoo.fileio.lock import LOCK_NAME, DirectoryLock, LockedError, sibling_lock_file
+from zoo.fileio.lock import LOCK_NAME, DirectoryLock, LockedError, describe_holder, sibling_lock_file
 from zoo.fileio.versions import (VersionExistsError, allocate_version, latest_version, remove_empty_versions,
                                  version_numbers)
 
 __all__ = ["CorruptFileError", "DirectoryLock", "FAULT_VARIABLE", "LOCK_NAME", "LockedError", "VersionExistsError",
-           "allocate_version", "atomic_path", "atomic_write", "clean_stale_temporaries", "fault_point",
+           "allocate_version", "atomic_path", "atomic_write", "clean_stale_temporaries", "describe_holder", "fault_point",
            "latest_version", "pid_alive", "publish_folder", "read_json", "recover_folder", "remove_empty_versions",
            "sibling_lock_file", "staging_folder", "temporary_name", "version_numbers", "write_json"]

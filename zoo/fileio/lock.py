@@ -192,7 +192,7 @@ class DirectoryLock:
             self._write(fd)
             self._fd, keep = fd, True
             print(f"[lock] took over the lock of the {self.what} {self.directory}: its holder "
-                  f"{_describe(holder)} no longer runs", file=sys.stderr, flush=True)
+                  f"{describe_holder(holder)} no longer runs", file=sys.stderr, flush=True)
             return True
         finally:
             if not keep:
@@ -205,11 +205,12 @@ class DirectoryLock:
         else:
             hint = (f"wait for it to finish, stop it, or use another {self.what}; if no such process runs, "
                     f"delete {self.path}")
-        return LockedError(f"the {self.what} {self.directory} is in use by {_describe(holder)}: {hint}",
+        return LockedError(f"the {self.what} {self.directory} is in use by {describe_holder(holder)}: {hint}",
                            holder, self.path)
 
 
-def _describe(holder):
+def describe_holder(holder):
+    """`PID 12 on HOST since TIME (python export.py ...)` of a lock's holder (`LockedError.holder`)."""
     if not holder:
         return "another process (its lock file is unreadable)"
     text = f"PID {holder.get('pid', '?')} on {holder.get('host', '?')}"

@@ -16,11 +16,11 @@ import errno
 import os
 import socket
 
-from zoo.fileio import LockedError
+from zoo.fileio import LockedError, describe_holder
 from zoo.presets.classifier import NLIClassifier
 from zoo.presets.files import PresetError
 from zoo.presets.preprocessor import NLIPreprocessor
-from zoo.presets.saving import describe_holder, write_preset
+from zoo.presets.saving import write_preset
 from zoo.presets.tokenizer import NLITokenizer
 from zoo.registry import get_spec
 from zoo.runs import layout

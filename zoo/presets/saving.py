@@ -28,8 +28,8 @@ import sys
 
 import keras
 
-from zoo.fileio import (FAULT_VARIABLE, DirectoryLock, LockedError, atomic_write, clean_stale_temporaries, fault_point,
-                        pid_alive, temporary_name, write_json)
+from zoo.fileio import (FAULT_VARIABLE, DirectoryLock, LockedError, atomic_write, clean_stale_temporaries,
+                        describe_holder, fault_point, pid_alive, temporary_name, write_json)
 from zoo.fileio.atomic import fsync_directory as _fsync_directory  # durability of the renames
 from zoo.fileio.atomic import fsync_tree as _fsync_tree
 from zoo.presets import files
@@ -39,12 +39,6 @@ from zoo.presets.files import PresetError
 FAULT_ENV = FAULT_VARIABLE
 # The steps of a preset write a kill can follow, in order (for the fault tests).
 FAULT_STEPS = ("preset:weights", "preset:files", "preset:metadata", "preset:swapped")
-
-
-def describe_holder(holder):
-    """`PID 12 on host (python export.py ...)` of a `LockedError.holder`."""
-    text = f"PID {holder.get('pid', '?')} on {holder.get('host', '?')}" if holder else "another process"
-    return text + (f" ({str(holder['command'])[:120]})" if holder.get("command") else "")
 
 
 # ----------------------------------------------------------------------------------------------- the folder
