@@ -1,5 +1,6 @@
 """Behaviour every registered model must show (timm-style: parametrised over the whole registry)."""
 
+import functools
 import json
 import os
 import subprocess
@@ -17,14 +18,21 @@ MODELS = zoo.list_models()
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@functools.lru_cache(maxsize=None)
+def built(name):
+    """`tc.make_model(name)`, built once per process for the tests below that only run it (no training, no
+    weight set): padding, attention rows, empty sentences, the config round trip (its clone is apart)."""
+    return tc.make_model(name)
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_padding_never_changes_a_prediction(name):
-    tc.check_padding_invariance(tc.make_model(name), tc.random_pairs())
+    tc.check_padding_invariance(built(name), tc.random_pairs())
 
 
 @pytest.mark.parametrize("name", MODELS)
 def test_attention_rows_sum_to_one_over_real_tokens(name):
-    model = tc.make_model(name)
+    model = built(name)
     batch = tc.random_pairs()
     returned = tuple(sorted(k for k in model.explain(batch) if k.startswith("attention")))
     assert returned == tuple(sorted(zoo.registry.get_spec(name).attention))
@@ -36,7 +44,7 @@ def test_empty_sentences_give_finite_outputs(name):
     batch = tc.random_pairs(batch=3)
     batch["premise"][0] = 0
     batch["hypothesis"][1] = 0
-    outputs = tc.make_model(name).explain(batch)
+    outputs = built(name).explain(batch)
     for value in outputs.values():
         assert np.all(np.isfinite(np.asarray(value)))
 
@@ -85,7 +93,7 @@ def pad(batch):
 
 @pytest.mark.parametrize("name", MODELS)
 def test_config_round_trip(name):
-    model = tc.make_model(name)
+    model = built(name)
     clone = type(model).from_config(model.get_config())
     clone.build_with_dummy_batch()
     clone.set_weights(model.get_weights())
