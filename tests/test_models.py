@@ -81,6 +81,7 @@ def test_trains_under_xla(name):
     model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   jit_compile=True)
     batch = tc.random_pairs(batch=8)
+    tc.build_training_state(model, batch, np.arange(8) % 3)  # one trace (and XLA compilation) per shape
     first = model.train_on_batch(batch, np.arange(8) % 3)
     for _ in range(3):
         last = model.train_on_batch(pad(batch), np.arange(8) % 3)
