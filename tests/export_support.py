@@ -97,7 +97,8 @@ def load_in_fresh_process(jobs_path):
     Args:
         jobs_path: a JSON file `{"pairs": [[p, h(, p_parse, h_parse)], ...], "jobs": [{"saved_model": DIR, "out": NPZ}, ...]}`;
             each job writes the outputs of `serving_default` (keys prefixed `serving_default/`) and
-            `explain` (`explain/`) to its `out` file, plus `invalid_utf8` (the error of a non-UTF-8 input).
+            `explain` (`explain/`) to its `out` file, each signature's input names (`SIGNATURE:inputs`), plus
+            `invalid_utf8` (the error of a non-UTF-8 input).
     """
     import json
 
@@ -116,6 +117,7 @@ def load_in_fresh_process(jobs_path):
             signature = loaded.signatures[name]
             outputs = signature(**{k: columns[k] for k in signature.structured_input_signature[1]})
             arrays.update({f"{name}/{k}": v.numpy() for k, v in outputs.items()})
+            arrays[f"{name}:inputs"] = np.array(sorted(signature.structured_input_signature[1]))
         try:
             bad = {"premise": tf.constant([b"\xff\xfe bad"]), "hypothesis": tf.constant([b"ok"]),
                    "premise_binary_parse": tf.constant([b""]), "hypothesis_binary_parse": tf.constant([b""])}

@@ -4,6 +4,7 @@ export cleans up what the killed one left. Tiny untrained runs (tests/export_sup
 `NLI_ZOO_FAULT_AT` hook between two writes, not by timing."""
 
 import ast
+import json
 import os
 import shutil
 import signal
@@ -65,10 +66,73 @@ def leftovers(folder):
     return sorted(name for name in os.listdir(folder) if name.startswith("."))
 
 
-def export_cli(*args, fault=None):
-    extra = {fileio.FAULT_VARIABLE: fault} if fault else {}
-    return subprocess.run([sys.executable, "export.py", *args], cwd=ROOT, env=env(**extra), capture_output=True,
-                          text=True, timeout=600)
+# export.py's main in a child forked per job from one process that imported the command once (TensorFlow's
+# import is most of a process start; nothing of TensorFlow runs before the fork, as in tests/test_presets.py's
+# KILL_DRIVER): `{"args", "fault", "stderr"}` per line in (the child's output goes to the file "stderr"), the
+# child's exit status per line out (negative: the signal that ended it).
+FORK_SERVER = """
+import json, os, signal, sys, time
+import export as export_script
+from zoo import fileio
+from zoo.commands.startup import import_tensorflow
+import_tensorflow()
+import zoo.export.saved_model, zoo.export.serving_files, zoo.export.tflite, zoo.presets, zoo.runs  # main's imports
+for line in sys.stdin:
+    job = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            with open(job["stderr"], "w") as err:  # the command's output (stdout is the server's answers)
+                os.dup2(err.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+            sys.stdout, sys.stderr = open(1, "w", closefd=False), open(2, "w", closefd=False)
+            os.environ.pop(fileio.FAULT_VARIABLE, None)
+            if job["fault"]:
+                os.environ[fileio.FAULT_VARIABLE] = job["fault"]
+            export_script.main(job["args"])
+            code = 0
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    deadline, done = time.monotonic() + 600, 0
+    while not done:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if not done and time.monotonic() > deadline:  # a child that hangs is killed, and reported as such
+            os.kill(pid, signal.SIGKILL)
+            done, status = os.waitpid(pid, 0)[0], None
+        time.sleep(0 if done else 0.05)
+    if status is None:
+        print(json.dumps("timed out"), flush=True)
+    else:
+        print(json.dumps(-os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def export_cli(tmp_path_factory):
+    """`export_cli(*args, fault=STEP)`: export.py with `args` in a forked child of `FORK_SERVER`, killed by
+    its own `NLI_ZOO_FAULT_AT` hook at STEP (a real SIGKILL); returns `(returncode, stderr)` as attributes."""
+    logs = tmp_path_factory.mktemp("export_cli")
+    server = subprocess.Popen([sys.executable, "-c", FORK_SERVER], cwd=ROOT, env=env(), text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def run(*args, fault=None):
+        stderr = logs / f"job-{len(list(logs.iterdir()))}.err"
+        server.stdin.write(json.dumps({"args": [str(a) for a in args], "fault": fault, "stderr": str(stderr)}) + "\n")
+        server.stdin.flush()
+        line = server.stdout.readline()
+        assert line, "the export server ended"
+        returncode = json.loads(line)
+        assert returncode != "timed out", f"export.py {args} did not end in 600 s"
+        return subprocess.CompletedProcess(args, returncode, "", stderr.read_text(errors="replace"))
+
+    yield run
+    server.stdin.close()
+    server.wait(timeout=60)
 
 
 def test_every_fault_step_is_a_hook_in_the_export_code():
@@ -122,7 +186,7 @@ def test_a_folder_holding_other_files_is_not_replaced(runs, tmp_path):
 
 @pytest.mark.parametrize("step", ["export:tflite:model-written", "export:tflite:old-moved-aside",
                                   "export:tflite:new-moved-in"])
-def test_kill_during_tflite_overwrite_leaves_the_old_export_or_the_new_one_whole(runs, tmp_path, step):
+def test_kill_during_tflite_overwrite_leaves_the_old_export_or_the_new_one_whole(runs, export_cli, tmp_path, step):
     """export --format tflite --overwrite killed at `step` (while staging; between setting the old folder aside
     and renaming the new one in; before removing the old one): the folder then answers as the old export or as
     the new one, a rerun without --overwrite is refused in one line, one with it replaces the export, and
@@ -162,7 +226,7 @@ def test_a_mixed_tflite_folder_is_refused_in_one_line(runs, tmp_path):
 
 @pytest.mark.parametrize("step", ["export:saved_model:staged", "export:saved_model:version-reserved",
                                   "export:saved_model:batching-written"])
-def test_kill_during_a_saved_model_export_leaves_whole_versions(runs, tmp_path, step):
+def test_kill_during_a_saved_model_export_leaves_whole_versions(runs, export_cli, tmp_path, step):
     """A SavedModel export killed at `step`: every version folder TF Serving sees is whole (the old one still
     answers as run A), and the next export removes the temporary folder or the empty version it left."""
     model_dir = shutil.copytree(runs["saved"], tmp_path / "models" / "m")

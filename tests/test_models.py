@@ -1,5 +1,6 @@
 """Behaviour every registered model must show (timm-style: parametrised over the whole registry)."""
 
+import functools
 import json
 import os
 import subprocess
@@ -17,14 +18,21 @@ MODELS = zoo.list_models()
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@functools.lru_cache(maxsize=None)
+def built(name):
+    """`tc.make_model(name)`, built once per process for the tests below that only run it (no training, no
+    weight set): padding, attention rows, empty sentences, the config round trip (its clone is apart)."""
+    return tc.make_model(name)
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_padding_never_changes_a_prediction(name):
-    tc.check_padding_invariance(tc.make_model(name), tc.random_pairs())
+    tc.check_padding_invariance(built(name), tc.random_pairs())
 
 
 @pytest.mark.parametrize("name", MODELS)
 def test_attention_rows_sum_to_one_over_real_tokens(name):
-    model = tc.make_model(name)
+    model = built(name)
     batch = tc.random_pairs()
     returned = tuple(sorted(k for k in model.explain(batch) if k.startswith("attention")))
     assert returned == tuple(sorted(zoo.registry.get_spec(name).attention))
@@ -36,7 +44,7 @@ def test_empty_sentences_give_finite_outputs(name):
     batch = tc.random_pairs(batch=3)
     batch["premise"][0] = 0
     batch["hypothesis"][1] = 0
-    outputs = tc.make_model(name).explain(batch)
+    outputs = built(name).explain(batch)
     for value in outputs.values():
         assert np.all(np.isfinite(np.asarray(value)))
 
@@ -73,6 +81,7 @@ def test_trains_under_xla(name):
     model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   jit_compile=True)
     batch = tc.random_pairs(batch=8)
+    tc.build_training_state(model, batch, np.arange(8) % 3)  # one trace (and XLA compilation) per shape
     first = model.train_on_batch(batch, np.arange(8) % 3)
     for _ in range(3):
         last = model.train_on_batch(pad(batch), np.arange(8) % 3)
@@ -85,7 +94,7 @@ def pad(batch):
 
 @pytest.mark.parametrize("name", MODELS)
 def test_config_round_trip(name):
-    model = tc.make_model(name)
+    model = built(name)
     clone = type(model).from_config(model.get_config())
     clone.build_with_dummy_batch()
     clone.set_weights(model.get_weights())
@@ -111,13 +120,23 @@ import numpy as np
 import keras
 assert keras.backend.backend() == "jax", keras.backend.backend()
 import sys
+import jax
 import zoo
 from tests import test_case as tc
 report = {}
 for name in sys.argv[1:]:
-    model = tc.make_model(name)
+    # build() creates every weight without a forward pass (tests/test_serialization.py checks it); explain()
+    # runs jitted, as Keras's own predict and fit run under JAX: an eager first call compiles every op apart,
+    # at twice to four times the cost (the eager path: tests/test_recurrent.py's JAX step of esim)
+    model = tc.make_unbuilt_model(name)
+    model.build()
     batch = tc.random_pairs(batch=4)
-    outputs = model.explain(batch)
+
+    def explain(values, batch):
+        with keras.StatelessScope(state_mapping=list(zip(model.variables, values))):
+            return model.explain(batch)
+
+    outputs = jax.jit(explain)([v.value for v in model.variables], batch)
     model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     before = [np.array(v) for v in model.trainable_variables]
     loss = float(model.train_on_batch(batch, np.arange(4) % 3))
@@ -130,7 +149,7 @@ print("JAX_REPORT " + json.dumps(report))
 """
 
 
-JAX_CHUNKS = 4  # separate processes, so that pytest-xdist can spread them over the cores
+JAX_CHUNKS = 2  # separate processes, so that pytest-xdist can spread them over its two workers
 
 
 @pytest.mark.parametrize("chunk", range(JAX_CHUNKS))

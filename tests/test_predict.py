@@ -1,6 +1,11 @@
-"""predict.py in subprocesses: one pair, JSON lines in and out (run directory and SavedModel agree with
-`zoo.load(run_dir).predict`), a malformed line names FILE:LINE, the attention heatmap and PNG."""
+"""predict.py: one pair, JSON lines in and out (run directory and SavedModel agree with
+`zoo.load(run_dir).predict`), a malformed line names FILE:LINE, the attention heatmap and PNG.
 
+The real command line runs in a subprocess for one pair (its output) and for a usage error (exit status 2);
+the other cases call predict.py's `main` in this process (the same code after the start-up: no TensorFlow
+start of its own), reading its exit status from `SystemExit`."""
+
+import dataclasses
 import json
 import os
 import subprocess
@@ -35,6 +40,31 @@ def predict_cli(*args):
                           capture_output=True, text=True, env=env, timeout=300)
 
 
+@dataclasses.dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def predict_main(capsys):
+    """`predict_main(*args)`: predict.py's `main(args)` in this process, as a `Result` like `predict_cli`'s."""
+    import predict
+
+    def run(*args):
+        capsys.readouterr()
+        try:
+            predict.main([str(a) for a in args])
+            code = 0
+        except SystemExit as stop:
+            code = stop.code
+        out, err = capsys.readouterr()
+        return Result(code, out, err)
+
+    return run
+
+
 def test_single_pair(setup):
     premise, hypothesis = PAIRS[0][:2]
     result = predict_cli("--run-dir", setup["run_dir"], "--premise", premise, "--hypothesis", hypothesis)
@@ -46,12 +76,12 @@ def test_single_pair(setup):
         assert line.split() == [name, f"{p:.4f}"]
 
 
-def test_jsonl_in_and_out_with_the_saved_model(setup):
+def test_jsonl_in_and_out_with_the_saved_model(setup, predict_main):
     path = setup["root"] / "pairs.jsonl"
     path.write_text("".join(json.dumps({"premise": p, "hypothesis": h, "id": i}) + "\n"
                             for i, (p, h, *_) in enumerate(PAIRS)) + "\n", encoding="utf-8")
     out = setup["root"] / "predictions.jsonl"
-    result = predict_cli("--saved-model", Path(setup["saved_model"]).parent, "--input", path, "--output", out)
+    result = predict_main("--saved-model", Path(setup["saved_model"]).parent, "--input", path, "--output", out)
     assert result.returncode == 0, result.stderr[-2000:]
     got = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     expected = zoo.load(setup["run_dir"]).predict(PAIRS)
@@ -66,11 +96,11 @@ def test_jsonl_in_and_out_with_the_saved_model(setup):
     ('{"premise": "A man.", "hypothesis": 3}', 'string fields "premise" and "hypothesis"'),
     ('["A man.", "A woman."]', 'string fields "premise" and "hypothesis"'),
 ])
-def test_malformed_jsonl_names_file_and_line(setup, line, message):
+def test_malformed_jsonl_names_file_and_line(setup, predict_main, line, message):
     path = setup["root"] / "bad.jsonl"
     path.write_text(json.dumps({"premise": "A dog.", "hypothesis": "An animal."}) + "\n\n" + line + "\n",
                     encoding="utf-8")
-    result = predict_cli("--run-dir", setup["run_dir"], "--input", path)
+    result = predict_main("--run-dir", setup["run_dir"], "--input", path)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].startswith(f"predict.py: error: {path}:3: ")
     assert message in result.stderr and "Traceback" not in result.stderr
@@ -81,11 +111,11 @@ def test_usage_errors_are_one_line():
     assert result.returncode == 2 and result.stderr.strip() == "predict.py: error: --premise and --hypothesis go together"
 
 
-def test_show_attention_and_png(setup):
+def test_show_attention_and_png(setup, predict_main):
     png = setup["root"] / "alignment.png"
     premise, hypothesis = "A man plays a guitar.", "A person plays music."
-    result = predict_cli("--saved-model", setup["saved_model"], "--premise", premise, "--hypothesis", hypothesis,
-                         "--show-attention", "--attention-png", png)
+    result = predict_main("--saved-model", setup["saved_model"], "--premise", premise, "--hypothesis", hypothesis,
+                          "--show-attention", "--attention-png", png)
     assert result.returncode == 0, result.stderr[-2000:]
     out = result.stdout
     assert "attention (rows: hypothesis, columns: premise" in out
@@ -105,7 +135,7 @@ def tree_setup(tmp_path_factory):
     return run_and_saved_model(tmp_path_factory.mktemp("predict_tree"), TREE_MODEL)
 
 
-def test_parses_in_jsonl_reach_the_tree_model(tree_setup):
+def test_parses_in_jsonl_reach_the_tree_model(tree_setup, predict_main):
     fields = ("premise", "hypothesis", "premise_binary_parse", "hypothesis_binary_parse")
     path = tree_setup["root"] / "pairs.jsonl"
     path.write_text("".join(json.dumps(dict(zip(fields, pair))) + "\n" for pair in PAIRS), encoding="utf-8")
@@ -113,7 +143,7 @@ def test_parses_in_jsonl_reach_the_tree_model(tree_setup):
     without_parses = zoo.load(tree_setup["run_dir"]).predict([pair[:2] for pair in PAIRS])
     assert any(e["probabilities"] != w["probabilities"] for e, w in zip(expected, without_parses))
     for model in (["--run-dir", tree_setup["run_dir"]], ["--saved-model", tree_setup["saved_model"]]):
-        result = predict_cli(*model, "--input", path)
+        result = predict_main(*model, "--input", path)
         assert result.returncode == 0, result.stderr[-2000:]
         got = [json.loads(line) for line in result.stdout.splitlines()]
         for g, e in zip(got, expected):
@@ -121,38 +151,39 @@ def test_parses_in_jsonl_reach_the_tree_model(tree_setup):
 
 
 @pytest.mark.parametrize("model_flag", ["--run-dir", "--saved-model"])
-def test_bad_parses_are_reported(tree_setup, model_flag):
+def test_bad_parses_are_reported(tree_setup, predict_main, model_flag):
     model = tree_setup["run_dir"] if model_flag == "--run-dir" else tree_setup["saved_model"]
     path = tree_setup["root"] / f"bad{model_flag}.jsonl"
     path.write_text(json.dumps({"premise": "A man.", "hypothesis": "A man."}) + "\n"
                     + json.dumps({"premise": "A man.", "hypothesis": "A man.", "premise_binary_parse": "( ( A man ) ."})
                     + "\n", encoding="utf-8")
-    result = predict_cli(model_flag, model, "--input", path)
+    result = predict_main(model_flag, model, "--input", path)
     assert result.returncode == 2 and f"{path}:2: " in result.stderr and "unbalanced brackets" in result.stderr
     # well formed, but its leaves are not the tokens: named by the model (pair index / request row)
-    result = predict_cli(model_flag, model, "--premise", "A man sleeps.", "--hypothesis", "A man.",
-                         "--premise-parse", "( ( A woman ) sleeps )")
+    result = predict_main(model_flag, model, "--premise", "A man sleeps.", "--hypothesis", "A man.",
+                          "--premise-parse", "( ( A woman ) sleeps )")
     assert result.returncode == 2 and "do not match" in result.stderr, result.stderr[-2000:]
     assert result.stderr.strip().splitlines()[-1].startswith("predict.py: error: ") and "Traceback" not in result.stderr
 
 
-def test_tree_attention_over_nodes(tree_setup):
+def test_tree_attention_over_nodes(tree_setup, predict_main):
     premise, hypothesis, premise_parse, hypothesis_parse = PAIRS[0]
-    result = predict_cli("--saved-model", tree_setup["saved_model"], "--premise", premise, "--hypothesis", hypothesis,
-                         "--premise-parse", premise_parse, "--hypothesis-parse", hypothesis_parse, "--show-attention")
+    result = predict_main("--saved-model", tree_setup["saved_model"], "--premise", premise, "--hypothesis",
+                          hypothesis, "--premise-parse", premise_parse, "--hypothesis-parse", hypothesis_parse,
+                          "--show-attention")
     assert result.returncode == 0, result.stderr[-2000:]
     columns = result.stdout.split("\ncolumns: ")[1].splitlines()[0].split("  ")
     assert columns[:3] == ["0=A", "1=•", "2=man"] and len(columns) == 2 * 9 - 1   # 9 tokens, 17 nodes
 
 
-def test_tflite_export_predicts_and_explains(setup):
+def test_tflite_export_predicts_and_explains(setup, predict_main):
     """`predict.py --tflite`: the pair's label and probabilities as the run gives them, and its alignment."""
     from zoo.export.tflite import export_tflite
 
     path = export_tflite(zoo.load(setup["run_dir"]), str(setup["root"] / "tflite"))
     premise, hypothesis = "A man plays a guitar.", "A person plays music."
-    result = predict_cli("--tflite", path, "--premise", premise, "--hypothesis", hypothesis, "--show-attention",
-                         "--num-threads", "1")
+    result = predict_main("--tflite", path, "--premise", premise, "--hypothesis", hypothesis, "--show-attention",
+                          "--num-threads", "1")
     assert result.returncode == 0, result.stderr[-2000:]
     expected = zoo.load(setup["run_dir"]).predict([(premise, hypothesis)])[0]
     lines = result.stdout.strip().splitlines()

@@ -139,18 +139,12 @@ def test_the_backup_falls_back_to_the_last_readable_state(tmp_path, capsys):
         backup.restore()
 
 
-def test_a_truncated_best_checkpoint_at_the_end_of_training_evaluates_the_backup(tmp_path, capsys):
+def test_a_truncated_best_checkpoint_at_the_end_of_training_evaluates_the_backup(tmp_path, monkeypatch, capsys):
     run_dir = tmp_path / "run"
-    args = tiny_args(run_dir, "--epochs", "1", "--attention-examples", "0", *ONE_SHAPE)
-    # Killed after the last epoch's state was saved, before the final evaluation ...
-    process = subprocess.Popen([sys.executable, str(ROOT / "train.py"), *args, "--pause-after-epoch", "60"],
-                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                               env=subprocess_env())
-    for line in process.stdout:
-        if "[train] epoch 1 done" in line:
-            break
-    process.kill()
-    process.wait()
+    args = one_epoch(run_dir)
+    # Killed after the last epoch's state was saved (its last write step), before the final evaluation (in
+    # this process, as tests/test_faults.py kills; a real kill -9 there and in tests/test_train.py) ...
+    stop_at(monkeypatch, "publish@1", args)
     assert (run_dir / "backup").is_dir() and not (run_dir / "results.json").exists()
     (run_dir / layout.BEST_WEIGHTS_FILE).write_bytes(b"")  # ... with its best checkpoint truncated
     result = train_script.main(args)

@@ -107,6 +107,7 @@ def sentence_lengths(ds):
     """The premise and hypothesis lengths (int64 `[N]` each) of an unbatched dataset of `(features, label)`."""
     lengths = ds.map(lambda x, y: (tf.shape(x["premise"])[0], tf.shape(x["hypothesis"])[0]),
                      num_parallel_calls=PARALLEL_CALLS).batch(1 << 16)
+    lengths = with_input_options(lengths)  # no autotuner: its sleep would hold up the iterator's end (~2.5 s)
     premise, hypothesis = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
     for p, h in lengths.as_numpy_iterator():
         premise.append(p.astype(np.int64))
