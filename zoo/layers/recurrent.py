@@ -236,8 +236,8 @@ def _packing():
 def follow_jit_compile(model):
     """Tells every `BidirectionalLSTM` inside `model` whether `model`'s steps compile with XLA
     (`model.jit_compile`, as `compile` resolved it): there a training step runs the fused loop, since the
-    packed loop's shapes change from step to step. The zoo's models and `NLIClassifier` call it from
-    `compile`."""
+    packed loop's shapes change from step to step. The zoo's models call it from
+    `make_train_function`, `NLIClassifier` from `compile`."""
     xla = bool(getattr(model, "jit_compile", False))
     for layer in iter_layers(model):
         if isinstance(layer, BidirectionalLSTM):

@@ -42,10 +42,11 @@ class NLIModel(keras.Model):
                                            num_tunable=num_tunable, name="word_embedding")
 
     # Weights --------------------------------------------------------------------------------------
-    def compile(self, *args, **kwargs):
-        """Keras's `compile`; a step it compiles with XLA keeps the bi-LSTMs' fused loop (`follow_jit_compile`)."""
-        super().compile(*args, **kwargs)
+    def make_train_function(self, force=False):
+        """Keras's; a step compiled with XLA keeps the bi-LSTMs' fused loop (`follow_jit_compile`). Not in
+        `compile`: Keras does not call an overridden `compile` when it loads a model."""
         follow_jit_compile(self)
+        return super().make_train_function(force=force)
 
     def build(self, input_shape=None):
         """Creates every weight from the constructor's sizes: no weight depends on the batch size or the
