@@ -254,12 +254,12 @@ def measure(args):
                    steps_s=statistics.mean(e["steps_s"] for e in steady),
                    epoch_s=statistics.mean(e["epoch_s"] for e in steady),
                    first_epoch_s=figures["epochs"][0]["epoch_s"])
-    tokenizer, data = result["tokenizer"], preset["data"]
+    tokenizer, data = result["tokenizer"], record.settings.data
     from zoo.training.inputs import load_splits
 
     splits, _ = load_splits(folder)
-    lengths = np.asarray([(len(tokenizer.tokenize(e["premise"])[:data["max_premise_length"] or None]),
-                           len(tokenizer.tokenize(e["hypothesis"])[:data["max_hypothesis_length"] or None]))
+    lengths = np.asarray([(len(tokenizer.tokenize(e["premise"])[:data.max_premise_length or None]),
+                           len(tokenizer.tokenize(e["hypothesis"])[:data.max_hypothesis_length or None]))
                           for e in splits["train"]])
     figures["mean_tokens"] = lengths.mean(axis=0).tolist()
     if args.one == "esim":  # 3x the forward pass: the backward pass is two products per product

@@ -22,6 +22,7 @@ import zoo
 from zoo.data.vectors import download as vector_download
 from zoo.data.embeddings import STRATEGIES, build_embedding_matrix, load_vectors
 from zoo.data.snli import DataFormatError, DataUnavailableError
+from zoo.settings import DataSettings
 from zoo.data.vectors import (CATALOG, ChecksumMismatchError, VectorIndex, VectorSource, fetch_vectors,
                               read_vector_file, resolve_cache_dir)
 from zoo.data.vocab import NULL_ID, PAD_ID, UNK_ID, Vocabulary
@@ -393,8 +394,10 @@ def test_words_unseen_in_training_keep_their_pretrained_vectors_frozen(tmp_path,
     preset = zoo.get_preset(name)
     base_size = 3 + 4  # reserved ids, then a man plays sleeps
     preset["data"]["max_vocabulary"] = base_size + 3  # room for the dev/test words and one more
-    vocab, (matrix, mask, dim, tunable_words, _, _), report = inputs.vocabulary_and_vectors(
-        str(path), preset, str(tmp_path), False, Tokenizer(lowercase=preset["data"]["lowercase"]), splits)
+    vocab, vectors, report = inputs.vocabulary_and_vectors(
+        str(path), DataSettings.of(preset["data"]), str(tmp_path), False,
+        Tokenizer(lowercase=preset["data"]["lowercase"]), splits)
+    matrix, mask, tunable_words = vectors.matrix, vectors.tunable_mask, vectors.tunable_words
 
     # Training words first (whatever the bound), then the dev/test words that have a vector (most frequent
     # first), then the source's most frequent words up to the bound; words without a vector stay [UNK].

@@ -58,7 +58,7 @@ def copy_run(run_dir, target):
 
 # Bad options: one line, before anything is written --------------------------------------------------
 @pytest.mark.parametrize("extra, words", [
-    (["--batch-size", "0"], "batch_size must be a whole number > 0, got 0"),
+    (["--batch-size", "0"], "--batch-size: must be a whole number from 1 to 65,536, got 0"),
     (["--set", "learning_rate=fast"], "learning_rate must be a number >= 0, got 'fast'"),
     (["--set", "dropout=1.5"], "dropout must be a number in [0, 1)"),
     (["--set", "no_such_setting=1"], "unknown setting 'no_such_setting'"),

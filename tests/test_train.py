@@ -22,6 +22,7 @@ from zoo.training import callbacks as cb
 from zoo import runs
 from zoo.commands import train as cli
 from zoo.runs import evaluation, layout
+from zoo.runs.record import RunRecord
 from zoo.training.config import parse_overrides
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -345,8 +346,9 @@ def test_data_errors_are_one_line(tmp_path, capsys):
         (bad / f"snli_1.0_{stem}.jsonl").write_text("{not json\n")
     # the real command line (exit status, stderr) for a missing folder, train.py's main in this process for
     # a malformed file (the same message path, without a TensorFlow start)
-    for data_dir, where, in_process in ((tmp_path / "missing", "missing", False),
-                                        (bad, "snli_1.0_train.jsonl:1:", True)):
+    for data_dir, where, expected, in_process in (
+            (tmp_path / "missing", "missing", "argument --data-dir", False),
+            (bad, "snli_1.0_train.jsonl:1:", "cannot load", True)):
         argv = ["--model", MODEL, "--data-dir", str(data_dir), "--embeddings", "none",
                 "--run-dir", str(tmp_path / "run")]
         if in_process:
@@ -359,7 +361,7 @@ def test_data_errors_are_one_line(tmp_path, capsys):
         assert returncode == 2
         assert "Traceback" not in stderr
         lines = [line for line in stderr.splitlines() if line.startswith("train.py: error:")]
-        assert len(lines) == 1 and "cannot load" in lines[0] and where in lines[0], stderr
+        assert len(lines) == 1 and expected in lines[0] and where in lines[0], stderr
 
 
 # Precision and strategies ------------------------------------------------------------------------
@@ -463,7 +465,9 @@ def test_a_resumed_run_equals_the_uninterrupted_one(tmp_path, monkeypatch):
 
 def test_runs_written_before_a_setting_existed_load_as_trained():
     config = {"model": "rocktaschel_wbw", "vocabulary_size": 20, "embedding_dim": 4, "tunable_words": "all",
-              "num_tunable": 0, "preset": {"model": {"hidden_size": 4, "dropout": 0.1, "two_way": False}}}
-    assert runs.build_model(config).classifier_activation == "linear"  # the classifier of runs before tanh
+              "num_tunable": 0, "tokenizer": {"lowercase": True},
+              "preset": {"model": {"hidden_size": 4, "dropout": 0.1, "two_way": False}}}
+    old = RunRecord.from_json(config)  # the one conversion of older runs: zoo.runs.record
+    assert runs.build_model(old).classifier_activation == "linear"  # the classifier of runs before tanh
     config["preset"]["model"]["classifier_activation"] = "tanh"
-    assert runs.build_model(config).classifier_activation == "tanh"
+    assert runs.build_model(RunRecord.from_json(config)).classifier_activation == "tanh"
