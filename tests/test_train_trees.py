@@ -10,7 +10,7 @@ import pytest
 
 import train as train_script
 import zoo
-from tests.test_train import ONE_SHAPE, TINY
+from tests.support.runs import ONE_SHAPE, TINY
 from zoo.data.snli import load_snli
 from zoo.data.tokenizer import Tokenizer
 from zoo.data.vocab import Vocabulary
