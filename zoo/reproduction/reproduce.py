@@ -21,7 +21,7 @@ import os
 import keras
 
 from zoo.comparison import statistics
-from zoo.comparison.tuner import SweepStopped, role, run_sweep
+from zoo.comparison.tuner import SweepStopped, run_sweep
 from zoo.errors import ConfigError, TrainError
 from zoo.reproduction import report as reporting
 from zoo.reproduction.plan import REPORTS_DIR, SWEEPS_DIR, check_directory
@@ -93,4 +93,4 @@ def combine(spec, row, directory, train, failures):
             keras.backend.clear_session()
 
 
-__all__ = ["reproduce", "role"]
+__all__ = ["combine", "reproduce"]

@@ -113,10 +113,7 @@ class Claim:
     where: str
 
     def describe(self, paper):
-        a, b = paper.row(self.a).name, paper.row(self.b).name
-        size_a, size_b = paper.row(self.a).reported.get("size"), paper.row(self.b).reported.get("size")
-        if a == b:  # the same printed name at two sizes
-            a, b = f"{a} ({size_a})", f"{b} ({size_b})"
+        a, b = paper.label(self.a), paper.label(self.b)
         return f"{a} > {b}" if self.kind == "better" else f"{a} ≈ {b}"
 
 
@@ -139,6 +136,15 @@ class Paper:
             if row.id == row_id:
                 return row
         raise PaperError(f"{self.key}: no row {row_id!r}; rows: {', '.join(r.id for r in self.rows)}")
+
+    def label(self, row_id):
+        """The row's printed name, with its size where the paper prints the name on several rows
+        ("mLSTM (d=300)")."""
+        row = self.row(row_id)
+        if sum(r.name == row.name for r in self.rows) < 2 or not row.reported.get("size"):
+            return row.name
+        table = self.tables[next(iter(row.printed))]
+        return f"{row.name} ({table.get('size_label', 'size')}={row.reported['size']})"
 
     def select(self, wanted=None):
         """The rows asked for (ids; None: every row), in the paper's order.
