@@ -132,7 +132,8 @@ def fake_train(calls, kill_at=None):
         if kill_at is not None and len(calls) == kill_at:
             raise Killed(options["run_dir"])
         seed = int(run_dir.name.rsplit("=", 1)[1])
-        correct = np.random.default_rng(100 * seed + len(options["model"])).random(N) < RATES[options["model"]]
+        rate = RATES.get(options["model"], 0.5)
+        correct = np.random.default_rng(100 * seed + len(options["model"])).random(N) < rate
         test = keep_items(scores(GOLD, np.where(correct, GOLD, (GOLD + 1) % 3)),
                           [{"premise": f"p {i}", "hypothesis": f"h {i}", "label": int(GOLD[i])} for i in range(N)])
         results = {"model": options["model"], "test": test, "test_accuracy": test["accuracy"], "dev_accuracy": 0.5,
@@ -195,6 +196,21 @@ def test_a_reproduction_killed_in_a_run_in_an_ensemble_and_in_its_report_ends_as
     verdicts = {(c["a"], c["b"]): c["verdict"] for c in result["report"]["claims"]}
     assert verdicts[("17", "16")] in ("held", "not resolved") and verdicts[("16", "25")] in ("held", "not resolved")
     assert verdicts[("16", "19")].startswith("not tested: row 19 not runnable")
+
+
+def test_runs_of_other_settings_in_the_directory_are_refused_before_anything_trains(tmp_path, capsys):
+    argv = ["rocktaschel2016", "--rows", "wbw", "--dataset", "snli_sample", "--embeddings", "none", "--dir",
+            str(tmp_path / "D")]
+    spec = ReproductionSpec.of(select_rows(load_paper("rocktaschel2016"), ["wbw"]), settings=["hidden_size=4"],
+                               dataset="snli_sample", embeddings="none")
+    fake_train([])(**spec.train_options({"unit": "rocktaschel_wbw"}, 0, str(tmp_path / "D" / "sweeps" / "S")))
+    with pytest.raises(SystemExit) as stopped:
+        command.main(argv + ["--set", "hidden_size=8"])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "rocktaschel_wbw-seed=0 holds a run with other settings (model.hidden_size: 4 -> 8): reproduce these "
+        "settings into another --dir")
+    assert sorted(os.listdir(tmp_path / "D")) == ["runs"]
 
 
 # User errors ------------------------------------------------------------------------------------------------

@@ -161,10 +161,12 @@ def main(argv=None, prog="nli-zoo reproduce"):
 def dry_run(prog, paper, rows, spec, args):
     """`--dry-run`: checks every run's settings, prints the plan with each unit's time per epoch."""
     from zoo.reproduction.estimate import describe, estimate
-    from zoo.reproduction.plan import SWEEPS_DIR
+    from zoo.reproduction.plan import SWEEPS_DIR, check_runs
 
     try:
-        spec.check(os.path.join(args.dir, SWEEPS_DIR, spec.sweep_name(paper.key)))
+        sweep_dir = os.path.join(args.dir, SWEEPS_DIR, spec.sweep_name(paper.key))
+        spec.check(sweep_dir)
+        check_runs(spec, sweep_dir)
         plan = estimate(spec, args.dir, steps=args.timed_steps)
     except UserError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)

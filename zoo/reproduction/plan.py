@@ -146,6 +146,28 @@ def check_directory(directory):
                             "sweeps/, reports/): choose another --dir")
 
 
+def check_runs(spec, sweep_dir):
+    """Refuses to train into run directories that hold runs of other settings (another `--set` into the same
+    `--dir`): each would fail, and the sweep stop after three. More `--epochs` is not another setting (the
+    runs train further).
+
+    Raises:
+        SpecError: naming the first such run and what differs.
+    """
+    from zoo.runs import layout
+    from zoo.training.config import RunConfig
+
+    for values in spec.points():
+        options = spec.train_options(values, values["seed"], sweep_dir)
+        if not os.path.exists(os.path.join(options["run_dir"], layout.CONFIG_FILE)):
+            continue
+        differences = layout.config_differences(layout.load_config(options["run_dir"]),
+                                                RunConfig.create(**options).identity())
+        if differences:
+            raise SpecError(f"{options['run_dir']} holds a run with other settings ({'; '.join(differences)}): "
+                            "reproduce these settings into another --dir")
+
+
 def check_sources(spec):
     """Refuses data and word vectors that name nothing, before anything trains (a run would fail on them).
 

@@ -24,7 +24,7 @@ from zoo.comparison import statistics
 from zoo.comparison.tuner import SweepStopped, run_sweep
 from zoo.errors import ConfigError, TrainError
 from zoo.reproduction import report as reporting
-from zoo.reproduction.plan import REPORTS_DIR, SWEEPS_DIR, check_directory
+from zoo.reproduction.plan import REPORTS_DIR, SWEEPS_DIR, check_directory, check_runs
 from zoo.training import train as train_run
 from zoo.training.trainer import TrainInterrupted
 
@@ -50,6 +50,8 @@ def reproduce(paper, rows, spec, directory, train=train_run, resamples=statistic
     """
     check_directory(directory)
     sweep_dir = os.path.join(directory, SWEEPS_DIR, spec.sweep_name(paper.key))
+    spec.check(sweep_dir)  # every run's settings, as nli-zoo train checks them
+    check_runs(spec, sweep_dir)
     print(f"[reproduce] {paper.key}: rows {', '.join(r.id for r in rows)}; {len(spec.units)} unit(s) x "
           f"{len(spec.seeds)} seed(s); the sweep: {sweep_dir}", flush=True)
     summary = run_sweep(spec, sweep_dir, train=train)
