@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.export_support import write_record
 from zoo.commands import reproduce as command
 from zoo.data import LABELS
 from zoo.registry import get_spec
@@ -122,13 +123,11 @@ class Killed(BaseException):
 def fake_train(calls, kill_at=None):
     """Training replaced by writing a finished run (config.json as training writes it, results.json with
     fixed per-item predictions); the `kill_at`-th call is killed half-way (config.json written only)."""
-    from zoo.training.config import RunConfig
-
     def train(**options):
         calls.append(options["run_dir"])
         run_dir = Path(options["run_dir"])
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "config.json").write_text(json.dumps(RunConfig.create(**options).to_json()))
+        rest = {k: v for k, v in options.items() if k not in ("model", "seed", "run_dir")}
+        write_record(run_dir, options["model"], options["seed"], **dict(rest, embedding_dim=rest.get("embedding_dim")))
         if kill_at is not None and len(calls) == kill_at:
             raise Killed(options["run_dir"])
         seed = int(run_dir.name.rsplit("=", 1)[1])
@@ -199,10 +198,10 @@ def test_a_reproduction_killed_in_a_run_in_an_ensemble_and_in_its_report_ends_as
 
 
 def test_runs_of_other_settings_in_the_directory_are_refused_before_anything_trains(tmp_path, capsys):
-    argv = ["rocktaschel2016", "--rows", "wbw", "--dataset", "snli_sample", "--embeddings", "none", "--dir",
-            str(tmp_path / "D")]
+    argv = ["rocktaschel2016", "--rows", "wbw", "--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim",
+            "8", "--dir", str(tmp_path / "D")]
     spec = ReproductionSpec.of(select_rows(load_paper("rocktaschel2016"), ["wbw"]), settings=["hidden_size=4"],
-                               dataset="snli_sample", embeddings="none")
+                               dataset="snli_sample", embeddings="none", embedding_dim=8)
     fake_train([])(**spec.train_options({"unit": "rocktaschel_wbw"}, 0, str(tmp_path / "D" / "sweeps" / "S")))
     with pytest.raises(SystemExit) as stopped:
         command.main(argv + ["--set", "hidden_size=8"])
@@ -223,17 +222,18 @@ def test_runs_of_other_settings_in_the_directory_are_refused_before_anything_tra
     (["chen2017", "--dir", "R", "--set", "hidden_size"], "--set expects KEY=VALUE"),
     (["chen2017", "--dir", "R", "--set", "hidden_size=4", "--set", "hidden_size=8"], "--set hidden_size: given 2 times"),
     (["luo", "--dir", "R", "--set", "bilinear=true"], "--set bilinear: row ebim is defined by bilinear=false"),
-    (["chen2017", "--dir", "R", "--epochs", "two"], "argument --epochs: invalid int value"),
+    (["chen2017", "--dir", "R", "--epochs", "two"], "argument --epochs: must be a whole number, got 'two'"),
+    (["chen2017", "--dir", "R", "--epochs", "0"], "argument --epochs: must be a whole number >= 1, got 0"),
     (["chen2017", "--dir", "R", "--verbose", "5"], "argument --verbose: invalid choice"),
     (["chen2017", "--dir", "R", "--resamples", "10"], "--resamples must be at least 100"),
-    (["chen2017", "--dir", "R", "--timed-steps", "0"], "--timed-steps must be at least 1"),
+    (["chen2017", "--dir", "R", "--timed-steps", "0"], "argument --timed-steps: must be a whole number >= 1"),
     (["chen2017", "--dir", "R", "--dataset", "snly"], "--dataset snly: not a corpus name"),
-    (["chen2017", "--dir", "R", "--data-dir", "nowhere"], "--data-dir nowhere: no such file or directory"),
+    (["chen2017", "--dir", "R", "--data-dir", "nowhere"], "argument --data-dir: "),
     (["chen2017", "--dir", "R", "--embeddings", "glove"], "--embeddings glove: not a name"),
-    (["chen2017", "--dir", "D/file"], "--dir D/file is a file"),
+    (["chen2017", "--dir", "D/file"], "argument --dir: D/file is a file; name a folder"),
     (["chen2017", "--dir", "D/other"], "not a reproduction directory"),
     (["chen2017", "--dir", "D"], "not a reproduction directory"),
-    (["rocktaschel2016", "--rows", "wbw", "--dir", "R", "--epochs", "0"], "epochs must be"),
+    (["rocktaschel2016", "--rows", "wbw", "--dir", "R", "--set", "dropout=2"], "dropout must be a number in [0, 1)"),
     (["rocktaschel2016", "--rows", "wbw", "--dir", "R", "--set", "hiden_size=3"], "unknown setting 'hiden_size'"),
 ])
 def test_a_bad_flag_is_one_line_and_status_2(tmp_path, monkeypatch, capsys, argv, message):

@@ -13,12 +13,12 @@ distributed mode shares it among processes), then the report is printed and writ
 DIR/reports/PAPER (reproduction.md, .json, .png, TensorBoard logs). See docs/reproduce.md.
 """
 
-import argparse
 import json
 import os
 import sys
 import warnings
 
+from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_WRITE, PATH_TO_READ, SEED, CommandParser, fail
 from zoo.commands.startup import import_tensorflow
 from zoo.comparison import statistics
 from zoo.comparison.spec import TRAIN_OPTIONS, SpecError
@@ -28,17 +28,9 @@ from zoo.reproduction.estimate import DEFAULT_STEPS
 from zoo.reproduction.tables import load_paper, paper_keys
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, its errors one line (`PROG: error: ...`) and exit status 2, without the usage block."""
-
-    def error(self, message):
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-
 def build_parser(prog="nli-zoo reproduce"):
     """The `nli-zoo reproduce` argument parser."""
-    parser = OneLineParser(
+    parser = CommandParser(
         prog=prog, description="Train a paper's rows (its models and ablation settings) over seeds and print its "
                                "table with the measured columns, intervals and its claims as paired tests; "
                                "rerun the same command to resume.")
@@ -48,28 +40,28 @@ def build_parser(prog="nli-zoo reproduce"):
     parser.add_argument("--rows", nargs="+", default=None, metavar="ROW", help="the rows to train (ids from --list; "
                                                                                "default: every runnable row)")
     parser.add_argument("--seeds", default=None, help="N: seeds 0..N-1 (default 1), or a comma list A,B,...")
-    parser.add_argument("--dir", default=None, help="the reproduction directory (DIR/runs, DIR/sweeps, DIR/reports); "
+    parser.add_argument("--dir", default=None, type=FOLDER_TO_WRITE, help="the reproduction directory (DIR/runs, DIR/sweeps, DIR/reports); "
                                                     "rerun to resume; several papers may share it")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                         help="a preset setting of every run, as nli-zoo train --set (not a row's own switch)")
     parser.add_argument("--dataset", default=None, help="as nli-zoo train (default snli)")
-    parser.add_argument("--data-dir", default=None, help="as nli-zoo train: a corpus on disk")
+    parser.add_argument("--data-dir", default=None, type=PATH_TO_READ, help="as nli-zoo train: a corpus on disk")
     parser.add_argument("--embeddings", default=None, help="as nli-zoo train (default: each row's paper vectors)")
-    parser.add_argument("--embedding-dim", type=int, default=None, help="as nli-zoo train, with --embeddings none")
-    parser.add_argument("--epochs", type=int, default=None, help="as nli-zoo train")
-    parser.add_argument("--batch-size", type=int, default=None, help="as nli-zoo train")
-    parser.add_argument("--max-train-examples", type=int, default=None, help="as nli-zoo train")
-    parser.add_argument("--max-eval-examples", type=int, default=None, help="as nli-zoo train")
+    parser.add_argument("--embedding-dim", type=COUNT, default=None, help="as nli-zoo train, with --embeddings none")
+    parser.add_argument("--epochs", type=COUNT, default=None, help="as nli-zoo train")
+    parser.add_argument("--batch-size", type=BATCH_SIZE, default=None, help="as nli-zoo train")
+    parser.add_argument("--max-train-examples", type=COUNT, default=None, help="as nli-zoo train")
+    parser.add_argument("--max-eval-examples", type=COUNT, default=None, help="as nli-zoo train")
     parser.add_argument("--verbose", type=int, choices=(0, 1, 2), default=None, help="as nli-zoo train")
     parser.add_argument("--dry-run", action="store_true",
                         help="list what would be trained, each run's state, and an epoch's time on this machine "
                              "estimated from a few timed training steps; train nothing")
-    parser.add_argument("--timed-steps", type=int, default=DEFAULT_STEPS,
+    parser.add_argument("--timed-steps", type=COUNT, default=DEFAULT_STEPS,
                         help=f"with --dry-run: training steps timed per model (default {DEFAULT_STEPS})")
-    parser.add_argument("--out", default=None, help="where to write the report (default DIR/reports/PAPER)")
-    parser.add_argument("--resamples", type=int, default=statistics.RESAMPLES,
+    parser.add_argument("--out", default=None, type=FOLDER_TO_WRITE, help="where to write the report (default DIR/reports/PAPER)")
+    parser.add_argument("--resamples", type=COUNT, default=statistics.RESAMPLES,
                         help=f"bootstrap resamples (default {statistics.RESAMPLES})")
-    parser.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    parser.add_argument("--bootstrap-seed", type=SEED, default=0, help="seed of the bootstrap (default 0)")
     parser.add_argument("--no-tensorboard", action="store_true", help="do not write the TensorBoard summaries")
     return parser
 
@@ -113,8 +105,6 @@ def main(argv=None, prog="nli-zoo reproduce"):
             raise UserError("--dir is required: the reproduction directory (rerun with the same --dir to resume)")
         if args.resamples < 100:
             raise UserError(f"--resamples must be at least 100, got {args.resamples}")
-        if args.timed_steps < 1:
-            raise UserError(f"--timed-steps must be at least 1, got {args.timed_steps}")
         from zoo.reproduction.plan import ReproductionSpec, check_directory, check_sources, select_rows
 
         paper = load_paper(args.paper)
@@ -124,8 +114,7 @@ def main(argv=None, prog="nli-zoo reproduce"):
         check_sources(spec)
         check_directory(args.dir)
     except (UserError, SpecError) as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+        fail(prog, error)
     import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # as nli-zoo train
     if args.dry_run:
@@ -141,8 +130,7 @@ def main(argv=None, prog="nli-zoo reproduce"):
         print(f"{prog}: {'error: ' if error.status == 2 else ''}{error}", file=sys.stderr)
         raise SystemExit(error.status) from None
     except (UserError, CorruptFileError) as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+        fail(prog, error)
     if result["role"] == "worker":
         print(f"[reproduce] this worker's trials are done; the chief writes the report ({len(result['trials'])} trial(s))")
         return result
@@ -168,9 +156,8 @@ def dry_run(prog, paper, rows, spec, args):
         spec.check(sweep_dir)
         check_runs(spec, sweep_dir)
         plan = estimate(spec, args.dir, steps=args.timed_steps)
-    except UserError as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+    except (UserError, CorruptFileError) as error:
+        fail(prog, error)
     ensembles = [(row.id, [u.name for u in row.units()]) for row in rows if row.members]
     print("\n".join([f"[dry-run] {paper.key}: rows {', '.join(r.id for r in rows)}"] + describe(plan, ensembles)))
     return plan

@@ -100,9 +100,8 @@ def time_steps(config, steps, splits_cache, tokens_cache):
     tokens = tokens_cache[(key, config.data.lowercase)]
     with tempfile.TemporaryDirectory() as scratch:  # vocab.txt is written there, not in a run directory
         vocab, embeddings, _ = inputs.vocabulary_and_vectors(config.embeddings, config.data, scratch, False,
-                                                             tokenizer, splits, seed=config.seed, tokens=tokens)
-    if embeddings[2] is None:
-        embeddings = embeddings[:2] + (config.random_vectors_dim,) + embeddings[3:]
+                                                             tokenizer, splits, seed=config.seed, tokens=tokens,
+                                                             random_dim=config.random_vectors_dim)
     keras.utils.set_random_seed(config.seed)
     model = build_model(config.model, config.settings, len(vocab), embeddings, tf.distribute.get_strategy(),
                         jit_compile=config.jit)

@@ -155,13 +155,14 @@ def check_runs(spec, sweep_dir):
         SpecError: naming the first such run and what differs.
     """
     from zoo.runs import layout
+    from zoo.runs.record import load_record
     from zoo.training.config import RunConfig
 
     for values in spec.points():
         options = spec.train_options(values, values["seed"], sweep_dir)
         if not os.path.exists(os.path.join(options["run_dir"], layout.CONFIG_FILE)):
             continue
-        differences = layout.config_differences(layout.load_config(options["run_dir"]),
+        differences = layout.config_differences(load_record(options["run_dir"]).identity(),
                                                 RunConfig.create(**options).identity())
         if differences:
             raise SpecError(f"{options['run_dir']} holds a run with other settings ({'; '.join(differences)}): "

@@ -47,13 +47,14 @@ def build(paper, spec, directory, rows, failures=None, resamples=statistics.RESA
     except PairingError:  # a pair scored on other items: every pair, each marked tested or not
         comparison = compare(records, skipped, pairs=None, resamples=resamples, seed=seed)
     groups = {g["label"]: g for g in comparison["groups"]}
+    results = {os.path.normpath(run.run_dir): run.results for run in records}
     report = {"paper": paper.key, "citation": paper.citation, "data": paper.data, "vectors": paper.vectors,
               "tables": paper.tables, "seeds": list(spec.seeds), "directory": directory,
               "confidence": comparison["confidence"], "resamples": comparison["resamples"]}
     entries, all_departures = [], []
     for row in paper.rows:
         entry = _row(paper, row, spec, selected, run_dirs.get(row.id, []), groups.get(row_label.get(row.id)),
-                     failures)
+                     results, failures)
         entries.append(entry)
         for item in entry.get("departures", []):
             if item not in all_departures:
@@ -67,7 +68,7 @@ def build(paper, spec, directory, rows, failures=None, resamples=statistics.RESA
     return report
 
 
-def _row(paper, row, spec, selected, runs, group, failures):
+def _row(paper, row, spec, selected, runs, group, results, failures):
     entry = {"id": row.id, "printed": row.printed, "name": row.name, "reported": row.reported, "model": row.model,
              "settings": row.settings, "members": [u.name for u in row.units()] if row.members else [],
              "cited": row.cited, "note": row.note}
@@ -83,6 +84,7 @@ def _row(paper, row, spec, selected, runs, group, failures):
                      verdict="failed: " + "; ".join(failed) if failed else "not run yet: rerun the command")
         return entry
     members = group["runs"]
+    finished = [results[os.path.normpath(run["run_dir"])] for run in members]
     found = departures(paper, row, spec)
     if group["examples"] != paper.data["test_pairs"]:
         found.append(("test pairs", f"{group['examples']:,}", f"{paper.data['test_pairs']:,}"))
@@ -92,8 +94,8 @@ def _row(paper, row, spec, selected, runs, group, failures):
                  departures=[list(item) for item in found])
     measured = {"test": _percent(accuracy["mean"]), "test_std": _percent(accuracy["std"]),
                 "test_interval": [_percent(v) for v in accuracy["interval"]] if accuracy.get("interval") else None,
-                "dev": _percent(group["dev_accuracy"]["mean"]), "train": _percent(_train_accuracy(members)),
-                "params": _params(members)}
+                "dev": _percent(group["dev_accuracy"]["mean"]), "train": _percent(_train_accuracy(finished)),
+                "params": (finished[0].get("parameters") or {}).get("without_embeddings")}
     entry["measured"] = measured
     reported = row.reported.get("test")
     entry["difference"] = None if reported is None or measured["test"] is None else measured["test"] - reported
@@ -111,26 +113,15 @@ def _row(paper, row, spec, selected, runs, group, failures):
     return entry
 
 
-def _train_accuracy(members):
-    """The mean over the runs of the training accuracy of each run's best epoch (Keras's running mean over
-    the epoch, dropout on), or None (an ensemble has no training epochs)."""
-    from zoo.runs import layout
-
+def _train_accuracy(finished):
+    """The mean over the runs (their results) of the training accuracy of each run's best epoch (Keras's
+    running mean over the epoch, dropout on), or None (an ensemble has no training epochs)."""
     values = []
-    for run in members:
-        results = layout.read_json(os.path.join(run["run_dir"], layout.RESULTS_FILE)) or {}
-        history, best = results.get("history") or [], results.get("best_epoch")
-        chosen = [e for e in history if e.get("epoch") == best]
+    for results in finished:
+        chosen = [e for e in results.get("history") or [] if e.get("epoch") == results.get("best_epoch")]
         if chosen and chosen[0].get("accuracy") is not None:
             values.append(chosen[0]["accuracy"])
     return float(np.mean(values)) if values else None
-
-
-def _params(members):
-    from zoo.runs import layout
-
-    results = layout.read_json(os.path.join(members[0]["run_dir"], layout.RESULTS_FILE)) or {}
-    return (results.get("parameters") or {}).get("without_embeddings")
 
 
 def _percent(value):
