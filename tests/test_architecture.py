@@ -24,6 +24,7 @@ FLOORS = [
     {"zoo.predictors"},
     {"zoo.diagnostics", "zoo.demo"},
     {"zoo.comparison"},
+    {"zoo.reproduction"},
     {"zoo.commands"},
 ]
 
