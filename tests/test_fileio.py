@@ -257,8 +257,10 @@ def test_a_lock_beside_a_folder_does_not_create_it(tmp_path):
 
 PUBLISH = """
 import os, sys
-from zoo.fileio import publish_folder, staging_folder
+from zoo.fileio import folders, publish_folder, staging_folder
 target = sys.argv[1]
+if sys.argv[2:] == ["no-exchange"]:  # a system without renameat2's exchange: renamed aside, then in
+    folders.exchange = lambda a, b: False
 staged = staging_folder(target)
 with open(os.path.join(staged, "model"), "w") as f:
     f.write("new")
@@ -266,22 +268,25 @@ publish_folder(staged, target, overwrite=True, fault_step="test")
 """
 
 
-# killed with the old folder set aside and the new one staged (both repaired), or with the new one in place
-@pytest.mark.parametrize("step, left, repairs", [("test:old-moved-aside", "old", 2), ("test:new-moved-in", "new", 1)])
+# killed with the two folders exchanged (the old one left at the staging name), or, without an exchange, with the
+# old folder set aside and the new one staged (both repaired), or with the new one in place
+@pytest.mark.parametrize("step, left, repairs", [("test:exchanged", "new", 1), ("test:old-moved-aside", "old", 2),
+                                                 ("test:new-moved-in", "new", 1)])
 def test_a_kill_between_the_renames_of_a_folder_leaves_the_old_or_the_new_one(tmp_path, step, left, repairs):
     target = tmp_path / "export"
     target.mkdir()
     (target / "model").write_text("old")
     env = dict(os.environ, PYTHONPATH=ROOT, **{FAULT_VARIABLE: step})
-    process = subprocess.run([sys.executable, "-c", PUBLISH, str(target)], env=env, cwd=ROOT, timeout=60)
+    how = [] if step == "test:exchanged" else ["no-exchange"]
+    process = subprocess.run([sys.executable, "-c", PUBLISH, str(target), *how], env=env, cwd=ROOT, timeout=60)
     assert process.returncode == -signal.SIGKILL
     notices = []
     assert recover_folder(target, on_notice=notices.append) == repairs
     assert (target / "model").read_text() == left
     assert sorted(os.listdir(tmp_path)) == ["export"] and len(notices) == repairs
     assert ("put back" if left == "old" else "removed") in notices[0]
-    subprocess.run([sys.executable, "-c", PUBLISH, str(target)], env=dict(env, **{FAULT_VARIABLE: ""}), cwd=ROOT,
-                   timeout=60, check=True)
+    subprocess.run([sys.executable, "-c", PUBLISH, str(target), *how], env=dict(env, **{FAULT_VARIABLE: ""}),
+                   cwd=ROOT, timeout=60, check=True)
     assert (target / "model").read_text() == "new" and sorted(os.listdir(tmp_path)) == ["export"]
 
 

@@ -13,7 +13,12 @@ export) can use it. The modules, each re-exported here:
   host is taken over.
 - `versions`: TF Serving's numbered version folders, listed, picked and allocated in one place
   (`version_numbers`, `latest_version`, `allocate_version`, `remove_empty_versions`).
-- `folders`: a folder written whole (`staging_folder`, `publish_folder`, `recover_folder`).
+- `folders`: a folder written whole (`staging_folder`, `publish_folder`, `recover_folder`, `exchange`: two
+  folders swapped in one step).
+- `checksums`: a folder whose files belong together: their SHA-256 in a manifest written with each commit
+  (`write_manifest`), checked when the folder is opened (`verify_files`: `ManifestError`, one line).
+- `disk`: the machine's own faults (a full or read-only disk, a folder without permission) as one line
+  naming the path and what to free or change (`describe_fault`).
 - `faults`: `fault_point(step)`, the kill hook of the fault tests (`NLI_ZOO_FAULT_AT=STEP`).
 
 Example:
@@ -29,13 +34,18 @@ with DirectoryLock("runs/esim"):                       # LockedError if another 
 
 from zoo.fileio.atomic import (CorruptFileError, atomic_path, atomic_write, clean_stale_temporaries, pid_alive,
                                read_json, temporary_name, write_json)
+from zoo.fileio.checksums import (Hasher, ManifestError, read_manifest, sha256_file, verify_files,
+                                  write_manifest)
+from zoo.fileio.disk import describe_fault, fault_errno
 from zoo.fileio.faults import FAULT_VARIABLE, fault_point
-from zoo.fileio.folders import publish_folder, recover_folder, staging_folder
+from zoo.fileio.folders import exchange, publish_folder, recover_folder, staging_folder
 from zoo.fileio.lock import LOCK_NAME, DirectoryLock, LockedError, describe_holder, sibling_lock_file
 from zoo.fileio.versions import (VersionExistsError, allocate_version, latest_version, remove_empty_versions,
                                  version_numbers)
 
-__all__ = ["CorruptFileError", "DirectoryLock", "FAULT_VARIABLE", "LOCK_NAME", "LockedError", "VersionExistsError",
-           "allocate_version", "atomic_path", "atomic_write", "clean_stale_temporaries", "describe_holder", "fault_point",
-           "latest_version", "pid_alive", "publish_folder", "read_json", "recover_folder", "remove_empty_versions",
-           "sibling_lock_file", "staging_folder", "temporary_name", "version_numbers", "write_json"]
+__all__ = ["CorruptFileError", "DirectoryLock", "FAULT_VARIABLE", "Hasher", "LOCK_NAME", "LockedError", "ManifestError",
+           "VersionExistsError", "allocate_version", "atomic_path", "atomic_write", "clean_stale_temporaries",
+           "describe_fault", "describe_holder", "exchange", "fault_errno", "fault_point", "latest_version", "pid_alive",
+           "publish_folder", "read_json", "read_manifest", "recover_folder", "remove_empty_versions", "sha256_file",
+           "sibling_lock_file", "staging_folder", "temporary_name", "verify_files", "version_numbers", "write_json",
+           "write_manifest"]

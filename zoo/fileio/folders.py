@@ -2,16 +2,21 @@
 
 - `staging_folder(target)`: the temporary folder to build in (`.NAME.tmp-PID-RANDOM` beside `target`).
 - `publish_folder(staged, target, overwrite)`: renames the finished folder onto `target`. A folder that
-  exists is first renamed aside (`.NAME.old-PID-RANDOM`), the new one renamed in, then the old one removed:
-  a kill leaves the old folder or the new one, whole, never a mixture of both.
+  exists is swapped with the new one in one step where the system can (`exchange`: Linux
+  `renameat2(RENAME_EXCHANGE)`), then removed; elsewhere it is first renamed aside (`.NAME.old-PID-RANDOM`),
+  the new one renamed in, then the old one removed. A kill leaves the old folder or the new one, whole,
+  never a mixture of both (and with the exchange, never no folder at all).
 - `recover_folder(target)`: what the next writer does first, under the target's lock: an old folder left
   aside by a killed writer is put back where the new one never arrived (removed where it did), and the
   staging folders of dead processes are removed.
 """
 
+import ctypes
+import errno
 import os
 import re
 import secrets
+import sys
 
 from zoo.fileio.atomic import clean_stale_temporaries, fsync_directory, fsync_tree, pid_alive, remove, temporary_name
 from zoo.fileio.faults import fault_point
@@ -27,6 +32,25 @@ def staging_folder(target):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     os.mkdir(path)
     return path
+
+
+def exchange(a, b):
+    """Swaps the folders `a` and `b` in one step (Linux `renameat2(RENAME_EXCHANGE)`); False where the
+    system or the file system cannot (then nothing happened)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2  # glibc 2.28+
+    except (AttributeError, OSError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), b)
 
 
 def publish_folder(staged, target, overwrite=False, fault_step=None):
@@ -52,6 +76,12 @@ def publish_folder(staged, target, overwrite=False, fault_step=None):
         return target
     if not overwrite:
         raise FileExistsError(f"{target} already exists")
+    if exchange(staged, target):  # the new folder in, the old one at `staged`, in one step
+        fsync_directory(parent)
+        if fault_step:
+            fault_point(f"{fault_step}:exchanged")
+        remove(staged)
+        return target
     old = os.path.join(parent, f".{name}.old-{os.getpid()}-{secrets.token_hex(3)}")
     os.rename(target, old)
     fsync_directory(parent)
@@ -69,7 +99,8 @@ def recover_folder(target, on_notice=None):
     """Repairs what a killed `publish_folder` left (call it under the target's lock, before writing).
 
     An old folder set aside by a dead process is renamed back onto `target` when the new one never arrived,
-    and removed when it did; the staging folders of dead processes are removed.
+    and removed when it did; the staging folders of dead processes are removed (after an exchange, the old
+    folder is the staging folder).
 
     Args:
         target: the folder.

@@ -123,6 +123,32 @@ class DirectoryLock:
         finally:
             os.close(fd)  # releases the flock after the file is gone: a waiter then sees no lock at all
 
+    def live_holder(self):
+        """The record of the live process holding this lock now (not this object), or None: looked at without
+        taking the lock (a shared flock tried and released at once)."""
+        if self._fd is not None:
+            return None
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            holder = self._read_holder(fd, tries=2) or {}
+            if fcntl is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                except OSError as e:
+                    if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                        return holder
+                else:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                    return None
+            pid = holder.get("pid")
+            same_host = holder.get("host") in (None, host())
+            return holder if isinstance(pid, int) and (not same_host or pid_alive(pid)) else None
+        finally:
+            os.close(fd)
+
     # -- internals
 
     @staticmethod
@@ -146,9 +172,9 @@ class DirectoryLock:
         os.write(fd, data)
         os.fsync(fd)
 
-    def _read_holder(self, fd):
+    def _read_holder(self, fd, tries=20):
         """The holder's record, or None while it is being written (a brand-new lock file)."""
-        for _ in range(20):
+        for _ in range(tries):
             os.lseek(fd, 0, os.SEEK_SET)
             data = os.read(fd, 4096)
             try:

@@ -16,9 +16,7 @@ Kill hook for tests: `NLI_ZOO_FAULT_AT=STEP` kills the process (SIGKILL) right a
 """
 
 import contextlib
-import ctypes
 import datetime
-import errno
 import importlib.metadata
 import os
 import re
@@ -32,6 +30,7 @@ from zoo.fileio import (FAULT_VARIABLE, DirectoryLock, LockedError, atomic_write
                         describe_holder, fault_point, pid_alive, temporary_name, write_json)
 from zoo.fileio.atomic import fsync_directory as _fsync_directory  # durability of the renames
 from zoo.fileio.atomic import fsync_tree as _fsync_tree
+from zoo.fileio.folders import exchange as _exchange  # the one atomic swap of two folders (Linux renameat2)
 from zoo.presets import files
 from zoo.presets.card import model_card
 from zoo.presets.files import PresetError
@@ -112,25 +111,6 @@ def repair_leftovers(out_dir, log=None):
     return handled + clean_stale_temporaries(
         parent, prefix=f".{base.lstrip('.')}.tmp-",
         on_remove=lambda path: log(f"removed {path}, left by an interrupted write"))
-
-
-def _exchange(a, b):
-    """Swaps the folders `a` and `b` in one step (Linux `renameat2(RENAME_EXCHANGE)`); False where the
-    system or the file system cannot."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2  # glibc 2.28+
-    except (AttributeError, OSError):
-        return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    at_fdcwd, rename_exchange = -100, 2
-    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
-        return False
-    raise OSError(code, os.strerror(code), b)
 
 
 def move_into_place(new, out_dir):
