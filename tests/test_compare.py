@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from tests.support.runs import write_record
+from tests.support.runs import write_record, write_results
 from zoo.commands import compare as compare_command
 from zoo.comparison import statistics
 from zoo.comparison.report import PairingError, compare
@@ -42,7 +42,7 @@ def write_run(folder, model, seed, correct, hidden_size=16, items="a", diagnosti
                  dataset="snli_sample" if items == "a" else "multi_nli")
     results = {"model": model, "test": test, "test_accuracy": test["accuracy"], "dev_accuracy": 0.4 + seed / 100,
                "best_epoch": 1 + seed % 2, "epochs_run": 2, "labels": list(LABELS)}
-    (folder / "results.json").write_text(json.dumps(results))
+    write_results(folder, results)
     if diagnostics is not None:
         (folder / "evaluations").mkdir()
         (folder / "evaluations" / "diagnostics.json").write_text(json.dumps(diagnostics))
@@ -180,7 +180,7 @@ def test_runs_scored_before_predictions_were_kept_get_no_interval_and_a_note(tmp
     results = json.loads((tmp_path / "old" / "results.json").read_text())
     for key in ("predictions", "gold", "items"):
         del results["test"][key]
-    Path(tmp_path / "old" / "results.json").write_text(json.dumps(results))
+    write_results(tmp_path / "old", results)
     comparison = compare(*find_runs([str(tmp_path / "old")]), resamples=200)
     assert comparison["groups"][0]["test_accuracy"]["interval"] is None
     assert comparison["groups"][0]["test_accuracy"]["mean"] == pytest.approx(results["test_accuracy"])

@@ -103,9 +103,9 @@ def test_a_truncated_best_checkpoint_is_one_line_at_evaluate_and_export(finished
     subprocess.run(["cp", "-r", str(finished), str(damaged)], check=True)
     (damaged / layout.BEST_WEIGHTS_FILE).write_bytes(b"")  # what a kill during an in-place write left
     line = fails_with(capsys, ["--run-dir", str(damaged), "--dataset", "snli_sample", "--quiet"], evaluate_script)
-    assert "best.weights.h5 cannot be read" in line
+    assert "best.weights.h5 does not match its SHA-256 in manifest.json" in line  # checked before it is read
     line = fails_with(capsys, ["--run-dir", str(damaged), "--out", str(tmp_path / "models")], export_script)
-    assert "best.weights.h5 cannot be read" in line
+    assert "best.weights.h5 does not match its SHA-256 in manifest.json" in line
 
 
 def test_the_backup_falls_back_to_the_last_readable_state(tmp_path, capsys):
@@ -132,7 +132,7 @@ def test_the_backup_falls_back_to_the_last_readable_state(tmp_path, capsys):
     assert backup.restore() == 2
     for a, b in zip(fresh.weights, saved[2]):
         np.testing.assert_array_equal(np.asarray(a), b)
-    assert "epoch-3.weights.h5 cannot be read" in capsys.readouterr().out
+    assert "epoch-3.weights.h5 is not the file the state committed" in capsys.readouterr().out
     (tmp_path / "backup" / "epoch-2.weights.h5").write_bytes(b"")
     with pytest.raises(Exception, match="no backup of this run can be read"):
         backup.restore()
@@ -223,9 +223,9 @@ def test_a_finished_run_with_damaged_best_weights_names_a_remedy_that_works(fini
     run_dir = copy_run(finished, tmp_path / "run")
     (run_dir / layout.BEST_WEIGHTS_FILE).write_bytes(b"")
     line = fails_with(capsys, ["--run-dir", str(run_dir), "--dataset", "snli_sample", "--quiet"], evaluate_script)
-    assert "best.weights.h5 cannot be read" in line and "--overwrite" in line
+    assert "best.weights.h5 does not match its SHA-256" in line and "--overwrite" in line
     line = fails_with(capsys, one_epoch(run_dir))  # not "already finished"
-    assert "best.weights.h5 cannot be read" in line and "train the run again with --overwrite" in line
+    assert "best.weights.h5 does not match its SHA-256" in line and "train the run again with --overwrite" in line
     train_script.main(one_epoch(run_dir) + ["--overwrite"])
     assert_same(comparable(run_dir), comparable(finished))
 
@@ -279,3 +279,96 @@ def test_a_backup_of_an_earlier_version_resumes_unless_its_best_weights_went_ahe
     state, history, best = legacy_run([0.5, 0.4, 0.6])
     with pytest.raises(RunStateError, match="earlier version .* cannot resume exactly; pass --overwrite"):
         state.convert_legacy(history, best)
+
+
+# Files of the run checked, and the narrowest remedy of each followed (issue 35) -----------------------------
+def test_a_damaged_vocabulary_names_the_narrowest_remedy_and_following_it_resumes_exactly(finished, tmp_path,
+                                                                                         monkeypatch, capsys):
+    """A truncated vocab.txt: deleting it alone (not the run, not --overwrite) rebuilds it from the data, for a
+    run still training (compared with the vocabulary of its data) and for a finished one (checked against its
+    manifest); the run then ends as the uninterrupted one."""
+    run_dir = tmp_path / "run"
+    stop_at(monkeypatch, "prune@1", one_epoch(run_dir))  # epoch 1 committed, not evaluated
+    vocab = run_dir / layout.VOCAB_FILE
+    vocab.write_text("\n".join(vocab.read_text().split("\n")[:40]))
+    line = fails_with(capsys, one_epoch(run_dir))
+    assert "vocab.txt is not this run's vocabulary" in line and "delete it and rerun the same command" in line
+    os.remove(vocab)
+    train_script.main(one_epoch(run_dir))
+    assert_same(comparable(run_dir), comparable(finished))
+    written = vocab.read_bytes()
+    os.remove(vocab)  # a finished run: rebuilt from the data, checked against manifest.json, nothing trained
+    capsys.readouterr()
+    train_script.main(one_epoch(run_dir))
+    assert "rebuilt from the data (its SHA-256 is the one manifest.json records)" in capsys.readouterr().out
+    assert vocab.read_bytes() == written
+    assert_same(comparable(run_dir), comparable(finished))
+
+
+def test_a_relabelled_state_generation_is_set_aside_and_the_run_resumes_from_the_one_before(tmp_path, monkeypatch,
+                                                                                           capsys):
+    run_dir = tmp_path / "run"
+    stop_at(monkeypatch, "prune@2", one_epoch(run_dir, epochs=3))  # epochs 1 and 2 committed
+    state = json.loads((run_dir / "backup" / "state.json").read_text())
+    state["generations"][0]["epoch"] = 1  # the newest generation relabelled as an earlier epoch
+    (run_dir / "backup" / "state.json").write_text(json.dumps(state))
+    capsys.readouterr()
+    train_script.main(one_epoch(run_dir, epochs=3))
+    out = capsys.readouterr().out
+    assert "its generation of epoch 1 is not resumed from (it says epoch 1 but its history holds epochs [1, 2])" in out
+    assert "resuming from epoch 2" in out
+    assert [e["epoch"] for e in json.loads((run_dir / "history.json").read_text())["epochs"]] == [1, 2, 3]
+
+
+def test_a_finished_run_without_its_manifest_names_a_remedy_that_works(finished, tmp_path, capsys):
+    run_dir = copy_run(finished, tmp_path / "run")
+    os.remove(run_dir / "manifest.json")
+    line = fails_with(capsys, ["--run-dir", str(run_dir), "--dataset", "snli_sample", "--quiet"], evaluate_script)
+    assert "manifest.json is missing" in line and "delete results.json and rerun the run's train.py command" in line
+    os.remove(run_dir / "results.json")
+    train_script.main(one_epoch(run_dir))  # the best weights evaluated again, the manifest written with the results
+    assert_same(comparable(run_dir), comparable(finished))
+    evaluate_script.main(["--run-dir", str(run_dir), "--dataset", "snli_sample", "--quiet", "--max-examples", "8"])
+
+
+def test_a_full_disk_during_training_is_one_line_and_the_rerun_resumes_exactly(finished, tmp_path, monkeypatch,
+                                                                               capsys):
+    """No space left when the first epoch's backup is renamed into place: one line naming the file and what to
+    free, exit 2; the same command once there is room ends as the uninterrupted run. Ctrl-C during the final
+    evaluation: the documented line, exit 130, and the rerun evaluates."""
+    import zoo.training.trainer as trainer
+
+    run_dir = tmp_path / "run"
+    real = os.replace
+
+    def full(source, target, *args, **kwargs):
+        if str(target).endswith("epoch-1.weights.h5"):
+            raise OSError(28, "No space left on device", str(target))
+        return real(source, target, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "replace", full)
+        line = fails_with(capsys, one_epoch(run_dir))
+    assert line.startswith(f"train.py: error: cannot write {run_dir / 'backup' / 'epoch-1.weights.h5'}: no space left")
+    assert "free space there and rerun the same command (nothing written before is lost)" in line
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(trainer, "evaluate_examples", interrupted)
+        with pytest.raises(SystemExit) as stopped:
+            train_script.main(one_epoch(run_dir))
+    lines = error_lines(capsys)
+    assert stopped.value.code == 130 and len(lines) == 1
+    assert lines[0] == (f"train.py: interrupted: {run_dir} keeps every finished epoch; rerun the same command to resume "
+                        "after the last one")
+    train_script.main(one_epoch(run_dir))
+    assert_same(comparable(run_dir), comparable(finished))
+
+
+def test_training_further_a_run_whose_history_is_damaged(finished, tmp_path, capsys):
+    run_dir = copy_run(finished, tmp_path / "run")
+    (run_dir / "history.json").write_text('{"epochs": [')
+    train_script.main(one_epoch(run_dir, epochs=2))  # its history comes from results.json, history.json is rewritten
+    assert [e["epoch"] for e in json.loads((run_dir / "history.json").read_text())["epochs"]] == [1, 2]

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.support.runs import write_record
+from tests.support.runs import write_record, write_results
 from zoo.commands import reproduce as command
 from zoo.data import LABELS
 from zoo.registry import get_spec
@@ -138,7 +138,7 @@ def fake_train(calls, kill_at=None):
         results = {"model": options["model"], "test": test, "test_accuracy": test["accuracy"], "dev_accuracy": 0.5,
                    "best_epoch": 1, "epochs_run": 1, "labels": list(LABELS), "parameters": {"without_embeddings": 7},
                    "history": [{"epoch": 1, "accuracy": 0.6}]}
-        (run_dir / "results.json").write_text(json.dumps(results))
+        write_results(run_dir, results)
         return {"run_dir": str(run_dir), "results": results}
 
     return train

@@ -64,7 +64,8 @@ def make_run(run_dir, model_name, embedding_dim=8, seed=0, **options):
 
 def write_record(run_dir, model_name, seed=0, **options):
     """Writes only a run's `config.json`, through the library (`RunConfig`, then the record training
-    derives): for tests of what reads records and results (compare) without a model.
+    derives): for tests of what reads records and results (compare) without a model (finish it with
+    `write_results`).
 
     Args:
         **options: more `RunConfig.create` arguments (default `dataset="snli_sample"`, `embeddings="none"`,
@@ -77,11 +78,17 @@ def write_record(run_dir, model_name, seed=0, **options):
     return str(run_dir)
 
 
+def write_results(run_dir, results):
+    """Writes a run's results.json as training does (`zoo.runs.layout.write_results`: sealed by the run's
+    manifest), for tests whose runs are finished without training."""
+    layout.write_results(str(run_dir), results)
+
+
 def finished_run(run_dir, model_name, dev=0.4375, test=0.40625, **options):
     """An untrained run directory (`make_run`) with the results.json of a finished train.py run."""
     make_run(run_dir, model_name, max_train_examples=64, max_eval_examples=32, epochs=1, **options)
     per_class = {"entailment": 0.5, "neutral": 0.25, "contradiction": 0.5}
-    fileio.write_json(os.path.join(run_dir, layout.RESULTS_FILE), {
+    write_results(run_dir, {
         "model": model_name, "dev_accuracy": dev, "test_accuracy": test,
         "dev": {"accuracy": dev, "examples": 32, "per_class_accuracy": per_class},
         "test": {"accuracy": test, "examples": 32, "per_class_accuracy": per_class},

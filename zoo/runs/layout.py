@@ -4,8 +4,9 @@ A run directory holds (see docs/architecture.md):
 ```
 RUN/
   config.json       # the run configuration (zoo.training.config.RunConfig) plus what training derived:
-                    # vocabulary size, embedding dim, tunable words, tokenizer, labels
+                    # vocabulary size, embedding dim, tunable words, tokenizer, labels; written first
   vocab.txt
+  manifest.json     # the SHA-256 of the files above and below, written with each commit (zoo.runs.manifest)
   best.weights.h5   # weights of the best dev accuracy (a copy of the run state's best)
   backup/           # the run state a rerun resumes from (zoo.runs.state): one generation per epoch,
                     # committed by backup/state.json; deleted once results.json is written
@@ -24,14 +25,13 @@ import shutil
 from zoo import fileio
 from zoo.errors import TrainError
 from zoo.runs.faults import fault_point
+from zoo.runs.manifest import (BACKUP_DIR, BEST_WEIGHTS_FILE, COVERED, HISTORY_FILE, MANIFEST_FILE, VOCAB_FILE,
+                               check_run, recorded, seal)
 from zoo.runs.record import (CONFIG_FILE, CONFIG_REMEDY, RESULTS_FILE, RESULTS_REMEDY, load_record, read_results,
                              save_record)
-from zoo.runs.state import RunState, generation, is_complete, remove_backup, weights_readable
+from zoo.runs.state import (RunState, RunStateError, generation, is_complete, remove_backup, weights_name,
+                            weights_readable)
 
-VOCAB_FILE = "vocab.txt"
-BEST_WEIGHTS_FILE = "best.weights.h5"
-BACKUP_DIR = "backup"
-HISTORY_FILE = "history.json"
 PREVIOUS_RESULTS_FILE = "results.previous.json"  # a finished run's results while it trains further
 LOGS_DIR = "logs"
 
@@ -94,7 +94,7 @@ def config_differences(old, new, ignore=RESUMABLE_CHANGES):
     """The entries of `new` (identity entries, see `IDENTITY_KEYS`) on which `old` differs, as readable lines
     (preset settings named `section.key`; those in `ignore` are not differences)."""
     lines = []
-    for key in new:
+    for key in list(new) + [k for k in old if k not in new]:  # a run started from another is not one from scratch
         a, b = old.get(key), new.get(key)
         if key == "preset" and isinstance(a, dict) and isinstance(b, dict):
             for section in sorted(set(a) | set(b)):
@@ -122,8 +122,15 @@ def prepare_run_dir(run_dir, identity, epochs, overwrite=False):
         yet) or `"finished"` (results exist) or `"extend"` (results exist, and more epochs than the run
         trained are asked for: asked for explicitly, never inferred from a missing backup).
 
+    A run whose settings differ but that never committed an epoch (stopped in its first seconds, or by an
+    error before its first epoch ended) holds nothing to lose: it is started again with the new settings,
+    with a notice. A finished run being trained further (`start_extension`) that is rerun with fewer epochs
+    than it is being trained to is refused in one line, unless no epoch of the extension was trained yet
+    (then the finished run is put back as it was).
+
     Raises:
-        RunConflictError: when the directory holds a run with other settings and not `overwrite`.
+        RunConflictError: when the directory holds a run with other settings and not `overwrite`, or an
+            extension is asked for fewer epochs than it was started for.
         zoo.runs.state.RunStateError: a damaged run state (one line saying what to do).
     """
     try:
@@ -144,6 +151,11 @@ def prepare_run_dir(run_dir, identity, epochs, overwrite=False):
         return "new"
     differences = config_differences(old.identity(), identity)
     finished = os.path.exists(os.path.join(run_dir, RESULTS_FILE))
+    if differences and not overwrite and not finished and never_trained(run_dir):
+        print(f"[train] {run_dir} held a run with other settings ({'; '.join(differences)}) that never finished an "
+              "epoch: starting it again with these settings", flush=True)
+        clear_run_dir(run_dir)
+        return "new"
     if differences or (finished and overwrite):
         if not overwrite:
             raise RunConflictError(
@@ -159,6 +171,9 @@ def prepare_run_dir(run_dir, identity, epochs, overwrite=False):
         # (its schedule or early stopping) would stop again, so it stays finished.
         return "extend" if epochs > trained and ran >= trained else "finished"
     state = RunState(os.path.join(run_dir, BACKUP_DIR)).load()  # the state decides; RunStateError if damaged
+    if state.extension is not None and state.current is not None:
+        if extension_state(run_dir, state, epochs, old) == "finished":
+            return "finished"
     if state.current is not None:
         return "evaluate" if is_complete(state.current, epochs) else "resume"
     try:  # no state: a run before its first commit (trained from epoch 1), or one evaluated from history.json
@@ -169,45 +184,115 @@ def prepare_run_dir(run_dir, identity, epochs, overwrite=False):
     return "evaluate" if finished_training and state.legacy is None else "resume"
 
 
-def finished_run(run_dir):
+def never_trained(run_dir):
+    """Whether a run directory holds no trained epoch: no results, and no committed generation past epoch 0
+    (a damaged state counts as trained: it is reported, not deleted)."""
+    if any(os.path.exists(os.path.join(run_dir, name)) for name in (RESULTS_FILE, PREVIOUS_RESULTS_FILE)):
+        return False
+    try:
+        state = RunState(os.path.join(run_dir, BACKUP_DIR)).load()
+    except RunStateError:
+        return False
+    return state.legacy is None and all(g["epoch"] == 0 for g in state.generations) and not state.rejected
+
+
+def extension_state(run_dir, state, epochs, record):
+    """What a rerun asking for `epochs` does with a finished run being trained further: `"finished"` when no
+    epoch of the extension was trained and no more epochs than the finished run's are asked for (its
+    results are put back: `results.previous.json` renamed, `config.json`'s epochs restored); else nothing
+    (None), the extension resumes.
+
+    Raises:
+        RunConflictError: fewer epochs than the extension was started for, once it trained one.
+    """
+    extension, current = state.extension, state.current["epoch"]
+    start, target = extension["from_epoch"], extension["epochs"]
+    if current <= start:
+        if epochs <= start and os.path.exists(os.path.join(run_dir, PREVIOUS_RESULTS_FILE)):
+            settings = record.to_json()
+            settings["preset"]["train"]["epochs"] = start
+            save_record(run_dir, type(record).from_json(settings, os.path.join(run_dir, CONFIG_FILE)))
+            os.replace(os.path.join(run_dir, PREVIOUS_RESULTS_FILE), os.path.join(run_dir, RESULTS_FILE))
+            print(f"[train] {run_dir}: the training further to {target} epochs had not finished an epoch: its "
+                  f"{start}-epoch results are back in {RESULTS_FILE}", flush=True)
+            return "finished"
+        return None
+    if epochs < target:
+        raise RunConflictError(
+            f"{run_dir} is being trained further from {start} to {target} epochs ({current} done; its {start}-epoch "
+            f"results are kept in {PREVIOUS_RESULTS_FILE}): rerun with --epochs {target} to finish it, or pass "
+            "--overwrite to train the run again from the start")
+    return None
+
+
+def check_finished_run(run_dir, record):
+    """Checks a finished run's files against its manifest but `history.json`, which `finished_run` writes
+    again from `results.json` where it is not the finished history.
+
+    Raises:
+        zoo.fileio.ManifestError: a file that is not the run's (one line, the remedy).
+    """
+    check_run(run_dir, [name for name in COVERED if name != HISTORY_FILE], expected=record.manifest)
+
+
+def finished_run(run_dir, record=None):
     """The results of a finished run, once it is checked to be whole; what a kill after its results left
-    (the backup, earlier results) is removed and a missing or damaged `history.json` is written again from
-    the results.
+    (the backup, earlier results) is removed and a missing, damaged or other `history.json` is written
+    again from the results.
 
     Raises:
         TrainError: its best weights cannot be read (a finished run keeps no other copy of them).
+        zoo.fileio.ManifestError: a file that is not the run's (checked against `manifest.json`).
     """
     results = read_results(run_dir)
     best = os.path.join(run_dir, BEST_WEIGHTS_FILE)
+    stopped = any(os.path.exists(os.path.join(run_dir, name)) for name in (BACKUP_DIR, PREVIOUS_RESULTS_FILE))
+    if not stopped and record is not None:
+        check_finished_run(run_dir, record)
     if not weights_readable(best):
         raise TrainError(f"{best} {'cannot be read' if os.path.exists(best) else 'is missing'} and a finished run "
                          "keeps no other copy of it: train the run again with --overwrite (the same command gives "
                          "the same results)")
-    if any(os.path.exists(os.path.join(run_dir, name)) for name in (BACKUP_DIR, PREVIOUS_RESULTS_FILE)):
-        finish(run_dir)
-        print(f"[train] removed what a stop after writing {RESULTS_FILE} left (backup/, {PREVIOUS_RESULTS_FILE})",
-              flush=True)
     path = os.path.join(run_dir, HISTORY_FILE)
+    wanted = {"epochs": results.get("history", []), "finished": True}
     try:
-        whole = read_json(path) is not None
+        whole = read_json(path) == wanted
     except ValueError:
         whole = False
     if not whole:
-        write_json(path, {"epochs": results.get("history", []), "finished": True})
+        write_json(path, wanted)
         print(f"[train] {path} written again from {RESULTS_FILE}", flush=True)
+    try:
+        listed = stopped or check_run(run_dir, [HISTORY_FILE], expected=record is not None and record.manifest)
+    except fileio.ManifestError:
+        listed = False
+    if stopped or not whole or listed is False:
+        seal(run_dir)
+        fault_point("sealed")
+    if stopped:
+        finish(run_dir)
+        print(f"[train] removed what a stop after writing {RESULTS_FILE} left (backup/, {PREVIOUS_RESULTS_FILE})",
+              flush=True)
     return results
 
 
-def start_extension(run_dir):
+def start_extension(run_dir, epochs):
     """Makes a finished run one that resumes from its best weights with a new optimizer: the first generation
-    of its state is the finished run (its best weights, its history), and its results are kept as
-    `results.previous.json` until the longer run writes new ones (a kill in between resumes the extension).
+    of its state is the finished run (its best weights, its history), the state records the extension's
+    target (`epochs`), and its results are kept as `results.previous.json` until the longer run writes new
+    ones (a kill in between resumes the extension, or, before its first epoch, puts the run back).
+
+    Kill hooks: `extend:best`, `state@N`, `prune@N` (N: the finished run's epochs), `extend:history`,
+    `extend:results`, `manifest@N`.
 
     Raises:
         TrainError: its best weights are missing (nothing to train further from).
+        zoo.fileio.ManifestError: a file that is not the finished run's (one line, the remedy).
     """
     results = read_results(run_dir)
     best_path = os.path.join(run_dir, BEST_WEIGHTS_FILE)
+    # what it trains further from, as the finished run wrote it (history.json is written again below)
+    check_run(run_dir, [CONFIG_FILE, BEST_WEIGHTS_FILE, RESULTS_FILE], expected=load_record(run_dir).manifest)
     if results.get("best_epoch") is None or not weights_readable(best_path):
         raise TrainError(f"{run_dir} cannot be trained further: its best weights ({best_path}) cannot be read; "
                          "train the run again with --overwrite and the new --epochs")
@@ -215,16 +300,24 @@ def start_extension(run_dir):
     backup = os.path.join(run_dir, BACKUP_DIR)
     shutil.rmtree(backup, ignore_errors=True)  # a stale one, left by a stop after results.json
     state = RunState(backup)
+    state.extension = {"from_epoch": len(history), "epochs": int(epochs)}
     best = state.save_best_copy(best_path, results["best_epoch"])
-    state.commit(generation(len(history), best["file"], history, best, optimizer=False))
+    fault_point("extend:best")
+    state.commit(generation(len(history), best["file"], history, best, optimizer=False, start="extension"))
     write_json(os.path.join(run_dir, HISTORY_FILE), {"epochs": history, "finished": False})
+    fault_point("extend:history")
     os.replace(os.path.join(run_dir, RESULTS_FILE), os.path.join(run_dir, PREVIOUS_RESULTS_FILE))
+    fault_point("extend:results")
+    seal(run_dir)
+    fault_point("manifest", len(history))
 
 
 def write_results(run_dir, results):
-    """Writes `results.json`, then deletes what it supersedes (`finish`)."""
+    """Writes `results.json` and the manifest that seals it, then deletes what it supersedes (`finish`)."""
     write_json(os.path.join(run_dir, RESULTS_FILE), results)
     fault_point("results")
+    seal(run_dir)
+    fault_point("sealed")
     finish(run_dir)
 
 
@@ -232,6 +325,56 @@ def finish(run_dir):
     """Deletes the run's backup and earlier results once `results.json` is written (never before: until
     then the backup is what a rerun evaluates)."""
     remove_backup(os.path.join(run_dir, BACKUP_DIR), os.path.join(run_dir, PREVIOUS_RESULTS_FILE))
+
+
+def restore_vocabulary(run_dir, vocab, record):
+    """Writes a finished run's `vocab.txt` again from the vocabulary rebuilt from its data, once checked to be
+    the one the run was trained with (its SHA-256 in `manifest.json`).
+
+    Raises:
+        zoo.fileio.ManifestError: no manifest to check it against, or a vocabulary that differs (the data or
+            the word vectors changed since the run was trained).
+    """
+    path = os.path.join(run_dir, VOCAB_FILE)
+    expected = (recorded(run_dir, expected=record.manifest) or {}).get(VOCAB_FILE)
+    if expected is None:
+        raise fileio.ManifestError(f"{path} is missing and {MANIFEST_FILE} records no checksum to rebuild it against: "
+                                   "train the run again with --overwrite", path, VOCAB_FILE)
+    tmp = fileio.temporary_name(path)
+    vocab.save(tmp)
+    if fileio.sha256_file(tmp) != expected:
+        os.remove(tmp)
+        raise fileio.ManifestError(f"{path} is missing, and the vocabulary rebuilt from the data is not the one the run "
+                                   f"was trained with (its SHA-256 differs from {MANIFEST_FILE}'s): the data or the word "
+                                   "vectors changed since; put the run's vocab.txt back, or train the run again with "
+                                   "--overwrite", path, VOCAB_FILE)
+    os.replace(tmp, path)
+    print(f"[train] {path} rebuilt from the data (its SHA-256 is the one {MANIFEST_FILE} records)", flush=True)
+
+
+def commit_start(run_dir, model, source):
+    """Commits the weights a run starts from (copied from the run `source`, `--init-from`) as epoch 0 of its
+    state, before any epoch is trained: a rerun resumes from them whatever happens to `source`.
+
+    Kill hooks: `weights@0`, `state@0`, `prune@0`.
+    """
+    state = RunState(os.path.join(run_dir, BACKUP_DIR))
+    os.makedirs(state.backup_dir, exist_ok=True)
+    save_weights(model, state.path(weights_name(0)))
+    fault_point("weights", 0)
+    state.commit(generation(0, weights_name(0), [], None, optimizer=False, start="init_from"))
+    print(f"[train] the weights of {source} are epoch 0 of {state.backup_dir}: a rerun starts from them", flush=True)
+
+
+def current_generation(run_dir):
+    """The newest trusted generation of the run's state, or None (no state, or none committed)."""
+    return RunState(os.path.join(run_dir, BACKUP_DIR)).load().current
+
+
+def holder(run_dir):
+    """`describe_holder` of the live process writing `run_dir` (its lock), or None."""
+    found = lock(run_dir).live_holder()
+    return fileio.describe_holder(found) if found else None
 
 
 def clear_run_dir(run_dir):

@@ -68,10 +68,14 @@ class InitFrom:
     model: str
     data: Optional[DataSource] = None
     test_accuracy: Optional[float] = None
+    weights_sha256: Optional[str] = None  # of its best.weights.h5 when this run started from it
 
     def to_json(self):
-        return {"run_dir": self.run_dir, "model": self.model,
-                "data": None if self.data is None else self.data.to_json(), "test_accuracy": self.test_accuracy}
+        written = {"run_dir": self.run_dir, "model": self.model,
+                   "data": None if self.data is None else self.data.to_json(), "test_accuracy": self.test_accuracy}
+        if self.weights_sha256 is not None:
+            written["weights_sha256"] = self.weights_sha256
+        return written
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +96,8 @@ class RunRecord:
         init_from: the run this one started from (`InitFrom`), or None.
         members: the member runs of a HIM ensemble, or None.
         overrides, mixed_precision, strategy, options: how the run was asked for and run (as written).
+        manifest: whether the run keeps `manifest.json`, the SHA-256 of its files (`zoo.runs.manifest`; runs
+            written before the zoo kept one have none).
     """
 
     model: str
@@ -112,6 +118,7 @@ class RunRecord:
     mixed_precision: Optional[str] = None
     strategy: str = "auto"
     options: dict = dataclasses.field(default_factory=dict)
+    manifest: bool = False
 
     @property
     def tokenizer_config(self):
@@ -153,7 +160,8 @@ class RunRecord:
             overrides=fields.get("overrides", _object, None) or {},
             mixed_precision=fields.get("mixed_precision", _optional_text, None),
             strategy=fields.get("strategy", _text, "auto"),
-            options=fields.get("options", _object, None) or {})
+            options=fields.get("options", _object, None) or {},
+            manifest=fields.get("manifest", _boolean, False))
 
     def to_json(self):
         """The `config.json` content (the format the zoo has always written)."""
@@ -169,6 +177,8 @@ class RunRecord:
             written["init_from"] = self.init_from.to_json()
         if self.members is not None:
             written["members"] = list(self.members)
+        if self.manifest:
+            written["manifest"] = True
         return written
 
     def identity(self):
@@ -280,6 +290,10 @@ def _text_list(value, name):
     return value
 
 
+def _boolean(value, name):
+    return value if isinstance(value, bool) else _wrong(name, f"must be true or false, got {_short(value)}")
+
+
 def _object(value, name):
     return value if value is None or isinstance(value, dict) else _wrong(name, f"must be an object, got {_short(value)}")
 
@@ -332,7 +346,10 @@ def _init_from(value, name):
     if not isinstance(value, dict) or not isinstance(value.get("run_dir"), str):
         _wrong(name, f"must be an object naming the run_dir, got {_short(value)}")
     accuracy = value.get("test_accuracy")
+    digest = value.get("weights_sha256")
+    if digest is not None and not (isinstance(digest, str) and len(digest) == 64):
+        _wrong(f"{name}.weights_sha256", f"must be a SHA-256 in hex, got {_short(digest)}")
     return InitFrom(run_dir=value["run_dir"], model=str(value.get("model") or ""),
-                    data=_data_source(value.get("data"), f"{name}.data"),
+                    data=_data_source(value.get("data"), f"{name}.data"), weights_sha256=digest,
                     test_accuracy=None if accuracy is None else float(values.number(accuracy, f"{name}.test_accuracy",
                                                                                    zero=True)))

@@ -18,7 +18,10 @@ from zoo.data.tokenizer import Tokenizer
 from zoo.data.vocab import Vocabulary
 from zoo.registry import create_model
 from zoo.runs.evaluation import evaluate_examples
+from zoo.runs import layout
 from zoo.runs.layout import BEST_WEIGHTS_FILE, VOCAB_FILE
+from zoo.runs.manifest import check_run
+from zoo.runs.record import CONFIG_FILE
 from zoo.runs.pairs import check_pairs
 from zoo.runs.record import load_record, read_results
 
@@ -61,6 +64,30 @@ class Run:
     def labels(self):
         """Label names by id."""
         return self.record.labels
+
+    @property
+    def unfinished(self):
+        """Why the run is not finished (`"training"`: a process trains it now; `"stopped"`: training stopped before
+        its results), or None for a finished run: its best weights so far are those loaded."""
+        if os.path.exists(os.path.join(self.run_dir, layout.RESULTS_FILE)):
+            return None
+        return "training" if layout.holder(self.run_dir) else "stopped"
+
+    def progress(self):
+        """One line on an unfinished run (None when finished): whether it trains, the epochs it finished and the
+        epoch of the best weights loaded."""
+        why = self.unfinished
+        if why is None:
+            return None
+        try:
+            epochs = (layout.read_json(os.path.join(self.run_dir, layout.HISTORY_FILE), {}) or {}).get("epochs") or []
+        except ValueError:
+            epochs = []
+        best = max(epochs, key=lambda e: e.get("val_accuracy", -1.0))["epoch"] if epochs else None
+        doing = f"is being trained ({layout.holder(self.run_dir)})" if why == "training" else \
+            "stopped before its results (rerun its train.py command to finish it)"
+        return (f"{self.run_dir} is unfinished: it {doing}; {len(epochs)} of {self.settings.train.epochs} epochs done, "
+                + (f"the best weights so far (epoch {best}) are used" if best else "its initial weights are used"))
 
     @property
     def results(self):
@@ -149,11 +176,17 @@ def load_run(run_dir, weights=BEST_WEIGHTS_FILE):
     Returns:
         a `Run`.
 
+    The run's files are checked against its manifest first (`zoo.runs.manifest`): a file of another run, or
+    one changed since it was written, is refused in one line naming it and the remedy.
+
     Raises:
         FileNotFoundError: when the config, vocabulary or weights are missing.
-        ValueError: a damaged config or weights file (one line naming it), a vocabulary of another size.
+        ValueError: a damaged config or weights file (one line naming it), a vocabulary of another size, a
+            file that is not the one the run's manifest records (`zoo.fileio.ManifestError`).
     """
     record = load_record(run_dir)
+    check_run(run_dir, [CONFIG_FILE, VOCAB_FILE, weights], expected=record.manifest,
+              holder=lambda: layout.holder(run_dir))
     for name in (VOCAB_FILE, weights):
         if not os.path.exists(os.path.join(run_dir, name)):
             raise FileNotFoundError(f"run {run_dir!r} has no {name} (is training finished?)")

@@ -11,13 +11,23 @@ backup/
 
 `state.json` holds `{"format": 2, "generations": [newest, previous]}`; each generation is
 `{"epoch": N, "weights": "epoch-N.weights.h5", "optimizer": true, "best": {"epoch": K, "file":
-"best-K.weights.h5"}, "history": [one entry per finished epoch], "stopped": false}`. Its history and best
-are those of that epoch, so a generation is the whole state of the run after epoch N: the model, the
-optimizer's moments, the history the resumable callbacks replay (best value, early stopping, the halving
-schedule), and which epoch the best weights are. A kill at any instant leaves either the old `state.json`
-or the new one, each naming files written whole before it (`zoo.fileio` writes every file under a
-temporary name and renames it). Files no committed generation names are leftovers of a generation that was
+"best-K.weights.h5"}, "history": [one entry per finished epoch], "stopped": false, "sha256": {file: digest}}`.
+Its history and best are those of that epoch, so a generation is the whole state of the run after epoch N:
+the model, the optimizer's moments, the history the resumable callbacks replay (best value, early stopping,
+the halving schedule), and which epoch the best weights are. A kill at any instant leaves either the old
+`state.json` or the new one, each naming files written whole before it (`zoo.fileio` writes every file under
+a temporary name and renames it). Files no committed generation names are leftovers of a generation that was
 not committed, and are deleted.
+
+Each generation is checked before a resume trusts it: its epoch against its history (entries 1 to N) and
+the name of its weights, and its files against the SHA-256 it records. One that does not agree (a hand edit,
+a file of another epoch or run) is set aside with a line saying why, and the run resumes from the one before.
+
+Two kinds of generation hold weights without an optimizer (`"optimizer": false`): epoch 0 of a run started
+from another (`--init-from`: the copied weights, committed with the run's first writes, so a rerun never
+starts from anything else), and the first generation of a finished run trained further (its best weights).
+A run trained further also records its target in the state (`"extension": {"from_epoch": N, "epochs": M}`), so
+that a rerun asking for fewer epochs is told, not finished half-way.
 
 `history.json` and `best.weights.h5` in the run directory are the views of the newest generation that
 evaluation, export and the diagnostics read; a resume writes both again from the state, so a kill between
@@ -67,10 +77,37 @@ def best_epoch_of(history, monitor="val_accuracy"):
     return max(scored, key=lambda e: e[monitor])["epoch"] if scored else None
 
 
-def generation(epoch, weights, history, best, stopped=False, optimizer=True):
-    """One generation's record (see the module)."""
-    return {"epoch": int(epoch), "weights": weights, "optimizer": bool(optimizer), "best": best,
-            "history": list(history), "stopped": bool(stopped)}
+def generation(epoch, weights, history, best, stopped=False, optimizer=True, sha256=None, start=None):
+    """One generation's record (see the module).
+
+    Args:
+        sha256: `{file name: SHA-256}` of the files it names (checked before they are loaded).
+        start: `"init_from"` (epoch 0 of a fine-tuning: the copied weights) or `"extension"` (a finished run's
+            best weights, trained further), else None.
+    """
+    record = {"epoch": int(epoch), "weights": weights, "optimizer": bool(optimizer), "best": best,
+              "history": list(history), "stopped": bool(stopped)}
+    if sha256:
+        record["sha256"] = dict(sha256)
+    if start:
+        record["start"] = start
+    return record
+
+
+def inconsistency(record):
+    """Why a generation's fields disagree with each other (its epoch, its history, the names of its files), or
+    None: a generation relabelled by hand as another epoch is not resumed from."""
+    epoch, history = record["epoch"], record["history"]
+    numbers = [e.get("epoch") if isinstance(e, dict) else None for e in history]
+    if numbers != list(range(1, epoch + 1)):
+        return f"it says epoch {epoch} but its history holds epochs {numbers[:3] + ['...'] if len(numbers) > 3 else numbers}"
+    best = record.get("best")
+    if best is not None and (best["epoch"] > epoch or best["file"] != best_name(best["epoch"])):
+        return f"its best weights {best['file']} (epoch {best['epoch']}) do not fit epoch {epoch}"
+    allowed = {weights_name(epoch)} | ({best["file"]} if best is not None and not record.get("optimizer", True) else set())
+    if record["weights"] not in allowed:
+        return f"it says epoch {epoch} but names the weights {record['weights']}"
+    return None
 
 
 def is_complete(record, epochs):
@@ -86,15 +123,21 @@ class RunState:
         backup_dir: the run's `backup/` folder.
 
     Attributes:
-        generations: the committed generations, newest first, once `load` ran ([] when none).
+        generations: the committed generations, newest first, once `load` ran ([] when none), less those
+            whose fields disagree (`rejected`).
+        rejected: `[(epoch, why)]` of the generations set aside by `load` (see `inconsistency`).
         legacy: the epochs of a `state.json` written by the zoo before generations existed, else None.
+        extension: `{"from_epoch": N, "epochs": M}` while a finished run of N epochs is trained further to M,
+            else None (written with every commit).
     """
 
     def __init__(self, backup_dir):
         self.backup_dir = backup_dir
         self.run_dir = os.path.dirname(os.path.abspath(backup_dir))
         self.generations = []
+        self.rejected = []
         self.legacy = None
+        self.extension = None
 
     @property
     def state_path(self):
@@ -122,7 +165,7 @@ class RunState:
         Raises:
             RunStateError: a damaged or unknown state file, one line saying what to do.
         """
-        self.generations, self.legacy = [], None
+        self.generations, self.rejected, self.legacy, self.extension = [], [], None, None
         try:
             data = fileio.read_json(self.state_path, None, remedy=self.remedy)
         except fileio.CorruptFileError as error:
@@ -135,16 +178,51 @@ class RunState:
         if not (isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("generations"), list)
                 and data["generations"] and all(_valid(g) for g in data["generations"])):
             raise RunStateError(f"{self.state_path}: not a run state this version of the zoo wrote; {self.remedy}")
-        self.generations = data["generations"]
+        extension = data.get("extension")
+        if extension is not None and not (isinstance(extension, dict) and isinstance(extension.get("from_epoch"), int)
+                                          and isinstance(extension.get("epochs"), int)):
+            raise RunStateError(f"{self.state_path}: its extension is not one this version of the zoo wrote; "
+                                f"{self.remedy}")
+        self.extension = extension
+        for record in data["generations"]:
+            why = inconsistency(record)
+            if why is None:
+                self.generations.append(record)
+            else:
+                self.rejected.append((record["epoch"], why))
+        if not self.generations:
+            raise RunStateError(f"{self.state_path}: no generation of it can be trusted ({self.rejected[0][1]}); "
+                                f"{self.remedy}")
         return self
+
+    def check_files(self, record):
+        """Checks the files `record` names against the SHA-256 it records (generations written before the state
+        kept them are taken as found).
+
+        Raises:
+            RunStateError: a file that is missing or not the one committed, one line naming it.
+        """
+        names = [record["weights"]] + ([record["best"]["file"]] if record.get("best") else [])
+        for name in dict.fromkeys(names):
+            path = self.path(name)
+            if not os.path.exists(path):
+                raise RunStateError(f"{path} is missing")
+            expected = (record.get("sha256") or {}).get(name)
+            if expected is not None and fileio.checksums.HASHER(path) != expected:
+                raise RunStateError(f"{path} is not the file the state committed (its SHA-256 differs)")
 
     def commit(self, record):
         """Makes `record` the newest generation: `state.json` written (the commit), then the files no kept
         generation names deleted. Every file `record` names must be written already."""
         epoch = record["epoch"]
+        if "sha256" not in record:
+            record = dict(record, sha256=self.digests(record))
         kept = [record] + [g for g in self.generations if g["epoch"] < epoch][:GENERATIONS_KEPT - 1]
         os.makedirs(self.backup_dir, exist_ok=True)
-        fileio.write_json(self.state_path, {"format": FORMAT, "generations": kept})
+        written = {"format": FORMAT, "generations": kept}
+        if self.extension is not None:
+            written["extension"] = self.extension
+        fileio.write_json(self.state_path, written)
         fault_point("state", epoch)
         self.generations = kept
         self.prune()
@@ -180,6 +258,9 @@ class RunState:
             return
         with fileio.atomic_path(best_path) as tmp:
             shutil.copyfile(self.path(best["file"]), tmp)
+        digest = (record.get("sha256") or {}).get(best["file"])
+        if digest is not None:  # a copy: the manifest need not hash it again
+            fileio.checksums.HASHER.remember(best_path, digest)
 
     def save_best_copy(self, source, epoch):
         """Copies `source` (a finished run's `best.weights.h5`, of `epoch`) into the backup; returns its
@@ -188,6 +269,11 @@ class RunState:
         with fileio.atomic_path(self.path(best_name(epoch))) as tmp:
             shutil.copyfile(source, tmp)
         return {"epoch": int(epoch), "file": best_name(epoch)}
+
+    def digests(self, record):
+        """`{file: SHA-256}` of the files a new generation names (for its `sha256`)."""
+        names = [record["weights"]] + ([record["best"]["file"]] if record.get("best") else [])
+        return {name: fileio.checksums.HASHER(self.path(name)) for name in dict.fromkeys(names)}
 
     def convert_legacy(self, history, best_path, finished=False):
         """The generation of a backup written before generations existed (`{"epochs": [N, N-1]}` and the

@@ -7,9 +7,18 @@
   step's executable is kept.
 Tracing is not cached by either: a new process still traces each batch shape once (seconds), which is
 why the batch shapes are few (`zoo.data.batching`).
+
+Nothing is created here: the backend makes the folder when it first keeps an executable, so a run that
+compiles nothing (on a CPU without `--jit-compile true`) leaves no cache folder. The folder is checked
+first: a `--compile-cache` that cannot be made (`/proc/x`, a read-only disk) is refused in one line before
+the run starts; the default folder, when it cannot be made (no home folder, a read-only one), turns the cache
+off (`UNAVAILABLE` says why, and training says it in one line when it compiles).
 """
 
 import os
+
+from zoo.errors import ConfigError
+from zoo.settings import values
 
 DEFAULT_SUBDIR = "xla"
 
@@ -21,8 +30,11 @@ def default_directory():
     return os.path.join(root, DEFAULT_SUBDIR)
 
 
+UNAVAILABLE = {}  # {"directory": ..., "why": ...} when the default folder cannot be made: the cache is off
+
+
 def enable(directory=None, backend=None):
-    """Turns the persistent compilation cache of the backend on.
+    """Turns the persistent compilation cache of the backend on (the folder is made when first used).
 
     Args:
         directory: the cache directory (default `default_directory()`); `"none"` turns nothing on.
@@ -31,11 +43,23 @@ def enable(directory=None, backend=None):
 
     Returns:
         the directory used, or None.
+
+    Raises:
+        ConfigError: a `directory` given that cannot be made or written (one line naming `--compile-cache`;
+            `train.py` checks it earlier, with every flag: `zoo.training.config.RunConfig`).
     """
+    UNAVAILABLE.clear()
     if directory == "none":
         return None
+    given = directory is not None
     directory = os.path.abspath(os.path.expanduser(directory or default_directory()))
-    os.makedirs(directory, exist_ok=True)
+    try:
+        values.path_to_write(directory, "--compile-cache", want="folder")
+    except ConfigError as error:
+        if given:
+            raise ConfigError(f"{error}: give another --compile-cache, or 'none'") from None
+        UNAVAILABLE.update(directory=directory, why=str(error).replace("--compile-cache ", "", 1))
+        return None
     if backend in (None, "tensorflow"):
         flag = f"--tf_xla_persistent_cache_directory={directory}"
         flags = os.environ.get("TF_XLA_FLAGS", "")

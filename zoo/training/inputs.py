@@ -183,8 +183,9 @@ def vocabulary_and_vectors(embeddings, data, run_dir, resume, tokenizer, splits,
     Args:
         embeddings: `--embeddings`: a vector source name or path, or `"none"` (random vectors).
         data: the run's `DataSettings` (`max_vocabulary`, `lowercase`, `oov`).
-        run_dir: the run directory (`vocab.txt` is written there, or read back when resuming).
-        resume: read `vocab.txt` back if it exists.
+        run_dir: the run directory (its `vocab.txt`, when resuming, must be the vocabulary built here; the
+            caller writes it when missing).
+        resume: check the run's `vocab.txt`, if it exists, against the vocabulary built.
         tokenizer: the run's `Tokenizer`.
         splits: `{"train": [...], "validation": [...], "test": [...]}`.
         seed: seeds the random OOV vectors.
@@ -198,7 +199,7 @@ def vocabulary_and_vectors(embeddings, data, run_dir, resume, tokenizer, splits,
         training and pretrained words and the dev/test tokens rescued from [UNK].
 
     Raises:
-        TrainError: when the vectors cannot be read.
+        TrainError: when the vectors cannot be read, or the run's `vocab.txt` is not the vocabulary of its data.
     """
     tokens = tokens if tokens is not None else tokenize_splits(tokenizer, splits)
     train_tokens = tokens["train"]
@@ -217,16 +218,11 @@ def vocabulary_and_vectors(embeddings, data, run_dir, resume, tokenizer, splits,
         if init_run is not None and dim != init_run.model.embedding_dim:
             raise TrainError(f"--init-from {init_run.run_dir}: its word vectors are {init_run.model.embedding_dim}-d, "
                              f"{embeddings!r} are {dim}-d; use vectors of the same size (or --embeddings none)")
+    extra = [] if vectors is None else extension_words(
+        vectors, base, eval_tokens, list(vectors), data.max_vocabulary, data.lowercase)
+    vocab = base.extended(extra)
     if resume and os.path.exists(path):
-        vocab = Vocabulary.load(path)
-        if vocab.words[:len(base)] != base.words:
-            raise TrainError(f"{path} does not start with the training words of this data: delete the run "
-                             "directory or pass --overwrite")
-    else:
-        extra = [] if vectors is None else extension_words(
-            vectors, base, eval_tokens, list(vectors), data.max_vocabulary, data.lowercase)
-        vocab = base.extended(extra)
-        vocab.save(path)
+        check_vocabulary(path, vocab)
     report = {"training_words": len(base), "pretrained_words": len(vocab) - len(base),
               "max_vocabulary": data.max_vocabulary, **rescued_tokens(eval_tokens, base, vocab)}
     print(f"[vocabulary] {len(base):,} ids from training" + (" and the --init-from run" if init_run else "")
@@ -259,6 +255,28 @@ def vocabulary_and_vectors(embeddings, data, run_dir, resume, tokenizer, splits,
         old = len(init_run.vocab)
         built.matrix[:old] = np.asarray(init_run.model.embedding(np.arange(old, dtype="int32")), dtype="float32")
     return vocab, built, report
+
+
+def check_vocabulary(path, vocab):
+    """Checks a resumed run's `vocab.txt` against the vocabulary built from its data and vectors (the same
+    settings build the same vocabulary, word for word).
+
+    Raises:
+        TrainError: a file of another length or other words (one line: delete it, a rerun rebuilds it).
+    """
+    remedy = "delete it and rerun the same command: it is rebuilt from the data"
+    try:
+        saved = Vocabulary.load(path)
+    except (OSError, ValueError) as error:
+        raise TrainError(f"{path} cannot be read ({error}): {remedy}") from None
+    if saved.words == vocab.words:
+        return
+    if len(saved) != len(vocab):
+        what = f"it holds {len(saved):,} tokens, the run's data and vectors give {len(vocab):,}"
+    else:
+        at = next(i for i, (a, b) in enumerate(zip(saved.words, vocab.words)) if a != b)
+        what = f"line {at + 1} holds {saved.words[at]!r}, the run's vocabulary has {vocab.words[at]!r} there"
+    raise TrainError(f"{path} is not this run's vocabulary ({what}): {remedy}")
 
 
 def describe_coverage(coverage):

@@ -24,13 +24,14 @@ from zoo.data import LABELS
 from zoo.data.pipeline import ShapeLog, encode_pairs
 from zoo.data.tokenizer import Tokenizer
 from zoo.errors import TrainError
-from zoo.fileio import LockedError
+from zoo.fileio import CorruptFileError, LockedError, sha256_file
 from zoo.runs import layout, load_run
+from zoo.runs.faults import fault_point
 from zoo.runs.datasets import length_grid, length_notes, make_model_batches
 from zoo.runs.evaluation import evaluate_examples, format_results
-from zoo.runs.record import save_record
+from zoo.runs.record import load_record, save_record
 from zoo.training import callbacks as cb
-from zoo.training import inputs
+from zoo.training import compile_cache, inputs
 from zoo.training.callbacks.loss_guard import LossGrowthGuard
 from zoo.training.config import MIXED_PRECISION
 from zoo.training.ensemble import combine_members
@@ -43,19 +44,38 @@ __all__ = ["TrainError", "train"]
 
 
 # Settings ----------------------------------------------------------------------------------------
-def load_init_run(config, tokenizer):
+def load_init_run(config, tokenizer, recorded=None, committed=False):
     """The run `--init-from` names, checked to fit the new run (same model, sizes and tokenizer), or None.
 
+    It is read under its lock (a run that trains is refused) and checked against its manifest; its best
+    weights' SHA-256 is kept (`Run.weights_sha256`) for the new run's record.
+
+    Args:
+        recorded: the `InitFrom` of the run being resumed (its config.json), or None for a new run.
+        committed: whether the resumed run's state holds the copied weights already (then they are not
+            needed again, and the run may have changed since).
+
     Raises:
-        TrainError: when it cannot be loaded or does not fit.
+        TrainError: when it cannot be loaded, does not fit, or (a resumed run that has not committed the
+            copied weights yet) its best weights are no longer those the run started from.
     """
     if not config.init_from:
         return None
     try:
-        run = load_run(config.init_from)
+        with layout.lock(config.init_from):  # not while another process writes it (trains it further)
+            run = load_run(config.init_from)
+            run.weights_sha256 = sha256_file(os.path.join(config.init_from, layout.BEST_WEIGHTS_FILE))
         results = run.results or {}
+    except LockedError as error:
+        raise TrainError(f"--init-from {config.init_from}: {error}") from None
     except (FileNotFoundError, ValueError) as error:  # CorruptFileError is a ValueError naming the file
         raise TrainError(f"--init-from: cannot load the run: {error}") from None
+    expected = recorded.weights_sha256 if recorded is not None else None
+    if expected and not committed and expected != run.weights_sha256:
+        raise TrainError(f"--init-from {config.init_from}: its best weights are no longer those this run started from "
+                         f"(SHA-256 {run.weights_sha256[:12]}..., config.json of {config.run_dir} records "
+                         f"{expected[:12]}...: it was trained or exported over since) and this run committed no epoch "
+                         f"yet: pass --overwrite to start from its current weights")
     old = run.record
     if not getattr(run.model, "embeds_words", True):
         raise TrainError(f"--init-from {config.init_from} is a {old.model!r} run, whose members each have their own "
@@ -183,7 +203,10 @@ def train(config):
     inputs.check_available(config.embeddings, config.source)  # offline: one message, every offline option
     run_dir = worker_run_dir(config.run_dir)
     with run_directory(run_dir):
-        return train_in(run_dir, config, strategy, started)
+        try:
+            return train_in(run_dir, config, strategy, started)
+        except CorruptFileError as error:  # a damaged file, or one not the run's (ManifestError): named, one line
+            raise TrainError(str(error)) from None
 
 
 @contextlib.contextmanager
@@ -209,23 +232,28 @@ def run_directory(run_dir):
 
 
 def train_in(run_dir, config, strategy, started):
-    """`train` once the run directory is locked."""
+    """`train` once the run directory is locked.
+
+    The run's first writes make it a run directory: `config.json` (kill hook `config@0`), then `vocab.txt`
+    (`vocab@0`), then, for a run started from another (`--init-from`), the copied weights as epoch 0 of its
+    state (`weights@0`, `state@0`, `prune@0`): a rerun after a kill at any of them resumes the same run.
+    """
     identity = config.identity()
     try:
         state = layout.prepare_run_dir(run_dir, identity, config.train.epochs, overwrite=config.overwrite)
-    except ValueError as error:  # another run's settings, or a damaged config.json (named)
+    except ValueError as error:  # another run's settings, a damaged config.json, or a shorter extension (named)
         raise TrainError(str(error)) from None
-    if state == "finished":
-        results = layout.finished_run(run_dir)
-        print(f"[train] {run_dir} already finished (pass --overwrite to train again)")
-        print(format_results(results))
-        return {"run_dir": run_dir, "results": results}
-    if state == "extend":
-        history = layout.read_json(os.path.join(run_dir, layout.HISTORY_FILE), {"epochs": []})
+    vocab_path = os.path.join(run_dir, layout.VOCAB_FILE)
+    previous = None if state == "new" else load_record(run_dir)
+    rebuild_vocabulary = state == "finished" and not os.path.exists(vocab_path)
+    if state == "finished" and not rebuild_vocabulary:
+        return finished(run_dir, previous)
+    if state == "extend":  # (its history from results.json: history.json is written again from it)
+        history = {"epochs": (layout.read_results(run_dir) or {}).get("history") or []}
         print(f"[train] {run_dir} finished {len(history['epochs'])} epoch(s): training it further, to "
               f"{config.train.epochs}, from its best weights (the optimizer's moments start again; "
               f"its results so far are kept in {layout.PREVIOUS_RESULTS_FILE})", flush=True)
-        layout.start_extension(run_dir)  # the state's first generation: the best weights, no optimizer
+        layout.start_extension(run_dir, config.train.epochs)  # the state's first generation: the best weights
     os.makedirs(run_dir, exist_ok=True)
     print(f"[train] run directory {run_dir} ({'resuming' if state != 'new' else 'new run'})", flush=True)
     keras.utils.set_random_seed(config.seed)
@@ -234,24 +262,37 @@ def train_in(run_dir, config, strategy, started):
     splits, _ = inputs.load_splits(config.source, config.max_train_examples, config.max_eval_examples,
                                    fields=config.fields, labels=config.labels, roles=config.roles)
     tokenizer = Tokenizer(lowercase=config.data.lowercase)
-    init_run = load_init_run(config, tokenizer)
+    committed = state != "new" and layout.current_generation(run_dir) is not None
+    recorded_init = previous.init_from if previous is not None else None
+    # --overwrite on a run that committed nothing yet: it starts from the source's weights as they are now
+    init_run = load_init_run(config, tokenizer, None if config.overwrite else recorded_init, committed)
     tokens = inputs.tokenize_splits(tokenizer, splits)
     vocab, embeddings, vocabulary_report = inputs.vocabulary_and_vectors(
         config.embeddings, config.data, run_dir, state != "new", tokenizer, splits, seed=config.seed,
         init_run=init_run, tokens=tokens, random_dim=config.random_vectors_dim)
+    if rebuild_vocabulary:  # a finished run whose vocab.txt was deleted: rebuilt, checked, nothing trained
+        layout.restore_vocabulary(run_dir, vocab, previous)
+        return finished(run_dir, previous)
     # pairs cut at the maximum lengths and empty sentences: counted, printed, kept in results.json
     notes = {split: length_notes(splits[split], tokenizer, config.data, split, tokens=tokens[split])
              for split in splits}
-    record = new_record(config, vocab, embeddings, vocabulary_report, init_run)
-    save_record(run_dir, record)
+    record = new_record(config, vocab, embeddings, vocabulary_report, init_run,
+                        init_from=recorded_init if committed else None)
+    save_record(run_dir, record)  # the first write: the folder is a run directory from now on
+    fault_point("config", 0)
+    if not os.path.exists(vocab_path):
+        vocab.save(vocab_path)
+        fault_point("vocab", 0)
 
     previous_policy = keras.mixed_precision.global_policy()
     if config.mixed_precision:
         keras.mixed_precision.set_global_policy(MIXED_PRECISION[config.mixed_precision])
     try:
         model = build_model(config.model, config.settings, len(vocab), embeddings, strategy, jit_compile=config.jit)
-        if init_run is not None and state == "new":
+        if init_run is not None and not committed:  # the copied weights: epoch 0 of the state, before any epoch
             copy_weights(init_run.model, model)
+            layout.commit_start(run_dir, model, init_run.run_dir)
+            state = "resume"
         results = fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, embeddings.coverage, state)
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
@@ -262,6 +303,17 @@ def train_in(run_dir, config, strategy, started):
     print(format_results(results), flush=True)
     return {"run_dir": run_dir, "results": results, "model": model, "vocab": vocab, "tokenizer": tokenizer,
             "record": record, "embeddings": embeddings}
+
+
+def finished(run_dir, record):
+    """A finished run's results, once its files are checked (`zoo.runs.layout.finished_run`)."""
+    try:
+        results = layout.finished_run(run_dir, record)
+    except ValueError as error:  # a file that is not the run's (ManifestError), named with its remedy
+        raise TrainError(str(error)) from None
+    print(f"[train] {run_dir} already finished (pass --overwrite to train again)")
+    print(format_results(results))
+    return {"run_dir": run_dir, "results": results}
 
 
 def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage, state):
@@ -297,10 +349,15 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     plan = gpu_plan(model, distributed=model.distribute_strategy.num_replicas_in_sync > 1)
     print(f"[train] XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} LSTM(s) "
           f"on cuDNN, {len(plan['loops'])} other recurrent loop(s); {plan['why']}", flush=True)
+    if model.jit_compile and compile_cache.UNAVAILABLE:
+        print(f"[train] no compilation cache: {compile_cache.UNAVAILABLE['why']}; set NLI_ZOO_CACHE or --compile-cache "
+              "to a writable folder to keep the compiled steps for a rerun", flush=True)
     fit_started = time.time()
     backup.set_model(model)
     with model.distribute_strategy.scope():  # the optimizer's variables, mirrored like the model's
         initial_epoch = backup.start(state, config.train.epochs)  # None: training is complete
+    layout.seal(run_dir)  # best.weights.h5 and history.json as the state has them, config.json, vocab.txt
+    fault_point("started")
     if initial_epoch is not None:
         fit_in_cluster(model, datasets, config, callbacks, initial_epoch, run_dir)
         print(f"[train] training saw {shapes['train'].describe()}; validation saw "

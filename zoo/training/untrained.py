@@ -23,31 +23,34 @@ from zoo.runs.record import InitFrom, RunRecord, save_record
 from zoo.runs.run import build_model
 
 
-def new_record(config, vocab, embeddings, vocabulary_report=None, init_run=None):
-    """The `RunRecord` of a run `config` describes, with what training derived.
+def new_record(config, vocab, embeddings, vocabulary_report=None, init_run=None, init_from=None):
+    """The `RunRecord` of a run `config` describes, with what training derived. The run keeps a manifest of
+    its files (`zoo.runs.manifest`).
 
     Args:
         config: the run's `zoo.training.config.RunConfig`.
         vocab: its `Vocabulary`.
         embeddings: its `zoo.data.embeddings.EmbeddingMatrix`.
         vocabulary_report: the vocabulary's counts (`zoo.training.inputs.vocabulary_and_vectors`).
-        init_run: the loaded `--init-from` run, or None.
+        init_run: the loaded `--init-from` run, or None (its best weights' SHA-256 in `weights_sha256`).
+        init_from: the `InitFrom` a resumed run recorded when it started (kept as it was), or None.
     """
-    init_from = None
-    if init_run is not None:
+    if init_from is None and init_run is not None:
         init_from = InitFrom(run_dir=os.path.abspath(init_run.run_dir), model=init_run.record.model,
-                             data=init_run.record.data,
-                             test_accuracy=(init_run.results or {}).get("test_accuracy")).to_json()
+                             data=init_run.record.data, test_accuracy=(init_run.results or {}).get("test_accuracy"),
+                             weights_sha256=getattr(init_run, "weights_sha256", None))
     return RunRecord.from_json(dict(
         config.to_json(), vocabulary_size=len(vocab), embedding_dim=embeddings.dim,
         tunable_words=embeddings.tunable_words, num_tunable=embeddings.num_tunable,
         tokenizer=Tokenizer(lowercase=config.data.lowercase).get_config(), labels=list(LABELS),
-        vocabulary=vocabulary_report, init_from=init_from), os.path.join(config.run_dir, layout.CONFIG_FILE))
+        vocabulary=vocabulary_report, init_from=None if init_from is None else init_from.to_json(), manifest=True),
+        os.path.join(config.run_dir, layout.CONFIG_FILE))
 
 
 def write_untrained_run(config, vocab):
     """Writes the run directory `config.run_dir` with `vocab`, the run's record and its model's initial
-    weights (seeded by `config.seed`): what training writes before its first epoch, plus the best weights.
+    weights (seeded by `config.seed`): what training writes before its first epoch, plus the best weights,
+    and the manifest of those files.
 
     Args:
         config: a `RunConfig` (its `embeddings` must be `"none"`: the vectors are the model's random ones, of
@@ -62,8 +65,9 @@ def write_untrained_run(config, vocab):
     record = new_record(config, vocab, EmbeddingMatrix.random(config.random_vectors_dim))
     run_dir = config.run_dir
     os.makedirs(run_dir, exist_ok=True)
-    vocab.save(os.path.join(run_dir, layout.VOCAB_FILE))
     save_record(run_dir, record)
+    vocab.save(os.path.join(run_dir, layout.VOCAB_FILE))
     keras.utils.set_random_seed(config.seed)
     layout.save_weights(build_model(record), os.path.join(run_dir, layout.BEST_WEIGHTS_FILE))
+    layout.seal(run_dir)
     return run_dir

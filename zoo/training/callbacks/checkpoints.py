@@ -94,8 +94,11 @@ class Backup(keras.callbacks.Callback):
                             self.best.latest if self.best else None, stopped=self.model.stop_training)
         self.state.commit(record)
         if self.best is not None and self.best.changed and self.best_path:
-            self.state.publish_best(record, self.best_path)
+            self.state.publish_best(self.state.current, self.best_path)
             fault_point("publish", epoch + 1)
+        if self.best_path:  # the run's manifest: its new history.json and best.weights.h5
+            layout.seal(self.state.run_dir)
+            fault_point("manifest", epoch + 1)
 
     # Before fit ----------------------------------------------------------------------------------
     def start(self, how, epochs):
@@ -119,6 +122,11 @@ class Backup(keras.callbacks.Callback):
             self._start_over()
             return 0
         self.state.load()
+        for epoch, why in self.state.rejected:
+            print(f"[train] {self.state.state_path}: its generation of epoch {epoch} is not resumed from ({why}): "
+                  "the one before is", flush=True)
+        if self.state.extension is not None and self.state.extension["epochs"] != epochs:
+            self.state.extension = dict(self.state.extension, epochs=int(epochs))  # recorded with the next commit
         if self.state.legacy is not None:
             self.state.convert_legacy(self._history_on_disk(), self.best_path, finished=self._history_finished())
         if not self.state.generations:
@@ -158,7 +166,7 @@ class Backup(keras.callbacks.Callback):
             except Exception as error:  # h5py raises OSError, Keras ValueError: any unreadable file
                 path = self.state.path(record["weights"])
                 problems.append(f"{path} ({first_line(error)})")
-                print(f"[train] the backup {path} cannot be read ({first_line(error)})", flush=True)
+                print(f"[train] the backup of epoch {record['epoch']} cannot be used ({first_line(error)})", flush=True)
                 continue
             if problems:
                 print(f"[train] resuming from the older backup of epoch {record['epoch']}", flush=True)
@@ -170,22 +178,26 @@ class Backup(keras.callbacks.Callback):
                          "to train again from epoch 1, or pass --overwrite")
 
     def _load(self, record, quiet=False):
-        best = record.get("best")
-        if best is not None and not os.path.exists(self.state.path(best["file"])):
-            raise FileNotFoundError(f"its best weights {best['file']} are missing")
+        self.state.check_files(record)  # every file it names, as committed (RunStateError names the one at fault)
         path = self.state.path(record["weights"])
         if record.get("optimizer", True):
             if self.model.optimizer is not None and not self.model.optimizer.built:
                 self.model.optimizer.build(self.model.trainable_variables)
             self.model.load_weights(path)
             return
-        # the first generation of a finished run trained further: its best weights, a new optimizer
+        # the first generation of a finished run trained further (its best weights), or epoch 0 of a run started
+        # from another (the copied weights): a new optimizer
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=OPTIMIZER_SKIPPED)
             self.model.load_weights(path)
-        if not quiet:
-            print(f"[train] resuming a finished run trained further from its best weights (epoch {best['epoch']}): the "
-                  "optimizer starts again", flush=True)
+        if quiet:
+            return
+        if record.get("start") == "init_from":
+            print(f"[train] starting from the weights copied from --init-from, committed as epoch 0 ({path})",
+                  flush=True)
+        else:
+            print(f"[train] resuming a finished run trained further from its best weights (epoch "
+                  f"{record['best']['epoch']}): the optimizer starts again", flush=True)
 
     def _adopt(self, record):
         self.state.keep_only(record)
@@ -200,7 +212,15 @@ class Backup(keras.callbacks.Callback):
                 print(f"[train] {self.best_path} cannot be read: the newest readable backup is evaluated instead "
                       f"({self.state.path(best['file'])}, the best weights of epoch {best['epoch']}, copied back)",
                       flush=True)
+            elif best is not None and os.path.exists(self.best_path) and not self._is_committed_best(record):
+                print(f"[train] {self.best_path} is not the best weights the state committed (changed since): written "
+                      f"again from {self.state.path(best['file'])}", flush=True)
             self.state.publish_best(record, self.best_path)
+
+    def _is_committed_best(self, record):
+        """Whether the run's best.weights.h5 is the generation's best weights (by the SHA-256 it records)."""
+        expected = (record.get("sha256") or {}).get((record.get("best") or {}).get("file"))
+        return expected is None or fileio.checksums.HASHER(self.best_path) == expected
 
     def _history_on_disk(self):
         """The entries of `history.json` as the run left it ([] when missing or unreadable)."""
@@ -237,6 +257,8 @@ class Backup(keras.callbacks.Callback):
             layout.save_weights(self.model, self.best_path)  # no epoch had a dev score: the last weights
             return None
         try:
+            if record is not None and not self._is_committed_best(record):
+                raise ValueError("it is not the best weights the state committed (its SHA-256 differs)")
             with warnings.catch_warnings():  # evaluation needs no optimizer state (none built without training)
                 warnings.filterwarnings("ignore", message=OPTIMIZER_SKIPPED)
                 self.model.load_weights(self.best_path)
