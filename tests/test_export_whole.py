@@ -185,13 +185,12 @@ def test_a_folder_holding_other_files_is_not_replaced(runs, tmp_path):
     assert os.listdir(tmp_path / "out") == ["notes.txt"]
 
 
-@pytest.mark.parametrize("step", ["export:tflite:model-written", "export:tflite:old-moved-aside",
-                                  "export:tflite:new-moved-in"])
+@pytest.mark.parametrize("step", ["export:tflite:model-written", "export:tflite:exchanged"])
 def test_kill_during_tflite_overwrite_leaves_the_old_export_or_the_new_one_whole(runs, export_cli, tmp_path, step):
-    """export --format tflite --overwrite killed at `step` (while staging; between setting the old folder aside
-    and renaming the new one in; before removing the old one): the folder then answers as the old export or as
-    the new one, a rerun without --overwrite is refused in one line, one with it replaces the export, and
-    nothing is left beside it."""
+    """export --format tflite --overwrite killed at `step` (while staging; once the new folder is swapped in, the
+    old one not yet removed): the folder then answers as the old export or as the new one, a rerun without
+    --overwrite is refused in one line, one with it replaces the export, and nothing is left beside it. (Where
+    the system cannot swap two folders in one step, the kills between the two renames: tests/test_fileio.py.)"""
     out = tmp_path / "models" / "m_tflite"
     shutil.copytree(runs["tflite"], out)
     run_b = shutil.copytree(runs["b"].run_dir, tmp_path / "run_b")
@@ -205,7 +204,7 @@ def test_kill_during_tflite_overwrite_leaves_the_old_export_or_the_new_one_whole
     assert "\n" not in str(refused.value) and "already exists; pass --overwrite" in str(refused.value)
     assert leftovers(out.parent) == []
     whose = which(probabilities(str(out)), runs["expected"])
-    assert whose == ("a" if step != "export:tflite:new-moved-in" else "b")
+    assert whose == ("a" if step == "export:tflite:model-written" else "b")
     export_tflite(run, str(out), batch_size=2, overwrite=True)
     assert which(probabilities(str(out)), runs["expected"]) == "b" and leftovers(out.parent) == []
 
@@ -216,6 +215,18 @@ def test_a_mixed_tflite_folder_is_refused_in_one_line(runs, tmp_path):
     out = shutil.copytree(runs["tflite"], tmp_path / "mixed")
     other = Path(export_tflite(runs["b"], str(tmp_path / "other"), batch_size=2, max_vocabulary=50)).parent
     shutil.copy(other / "vocab.txt", out / "vocab.txt")
+    with pytest.raises(ValueError, match=r"vocab.txt does not match its SHA-256 in manifest.json .*--overwrite"):
+        open_predictor(str(out))
+    # tflite.json is covered too: its labels reversed would answer "entailment" for "contradiction"
+    side = shutil.copytree(runs["tflite"], tmp_path / "side")
+    metadata = json.loads((side / "tflite.json").read_text())
+    (side / "tflite.json").write_text(json.dumps(dict(metadata, labels=metadata["labels"][::-1])))
+    with pytest.raises(ValueError, match=r"tflite.json does not match its SHA-256 in manifest.json"):
+        open_predictor(str(side))
+    # an export written before manifests (none, and tflite.json not naming one): tflite.json's own checksums
+    os.remove(out / "manifest.json")
+    metadata = json.loads((out / "tflite.json").read_text())
+    (out / "tflite.json").write_text(json.dumps({k: v for k, v in metadata.items() if k != "manifest"}))
     with pytest.raises(ValueError, match=r"vocab.txt is not the file tflite.json was written with: .*--overwrite"):
         open_predictor(str(out))
     predicted = subprocess.run([sys.executable, "predict.py", "--tflite", str(out), "--premise", "A man.",
@@ -274,3 +285,39 @@ def test_serving_requests_are_checked_and_cut_sentences_counted(runs, capfd):
         request.inputs[name].CopyFrom(tf.make_tensor_proto("A man.", dtype=tf.string))
     with pytest.raises(RequestError, match=r"input '(premise|hypothesis)' must be a list of strings, one per pair"):
         grpc_predict(loaded, request)
+
+
+def test_a_saved_model_version_checks_its_files_before_it_is_loaded(runs, tmp_path, capsys):
+    """Every file of a version is in its manifest (`assets.extra/manifest.json`): the vocabulary asset with two
+    words swapped, the variables cut short or missing, zoo.json changed, the manifest itself missing: each is
+    refused in one line naming the file, before TensorFlow reads anything (no OpError, no IndexError);
+    `predict.py --check` says the intact version is whole (what TF Serving, which reads no manifest, needs)."""
+    import predict as predict_script
+
+    version = runs["saved"] / "1"
+    manifest = json.loads((version / "assets.extra" / "manifest.json").read_text())["files"]
+    assert {"saved_model.pb", "assets/vocab.txt", "assets.extra/zoo.json"} <= set(manifest)
+    assert any(name.startswith("variables/") for name in manifest)
+    predict_script.main(["--saved-model", str(version), "--check"])
+    assert "its files match the SHA-256 its assets.extra/manifest.json records" in capsys.readouterr().out
+
+    def damaged(name, change):
+        copy = shutil.copytree(version, tmp_path / name.replace("/", "_") / "1")
+        change(copy / name)
+        with pytest.raises(ValueError) as error:
+            open_predictor(str(copy))
+        message = str(error.value)
+        assert "\n" not in message and name.split("/")[-1] in message and "export the run again" in message
+        return message
+
+    def swap_two_words(path):
+        words = path.read_text(encoding="utf-8").split("\n")
+        words[10], words[11] = words[11], words[10]
+        path.write_text("\n".join(words), encoding="utf-8")
+
+    assert "does not match its SHA-256" in damaged("assets/vocab.txt", swap_two_words)
+    data = next(name for name in manifest if name.startswith("variables/variables.data"))
+    damaged(data, lambda path: path.write_bytes(path.read_bytes()[:-100]))
+    assert "is missing" in damaged("variables/variables.index", os.remove)
+    damaged("assets.extra/zoo.json", lambda path: path.write_text(path.read_text().replace("entailment", "neutral")))
+    assert "manifest.json is missing" in damaged("assets.extra/manifest.json", os.remove)

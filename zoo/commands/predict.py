@@ -20,11 +20,12 @@ kind of model (`Predictor.length_notes`).
 
 import dataclasses
 import json
+import os
 import sys
 from typing import Optional
 
 from zoo.commands.parsing import (BATCH_SIZE, COUNT, FILE_TO_READ, FILE_TO_WRITE, FOLDER_TO_READ, PATH_TO_READ,
-                                  CommandParser)
+                                  CommandParser, guarded)
 from zoo.commands.startup import import_tensorflow
 from zoo.data.trees import TreeFormatError, parse_binary_parse
 from zoo.errors import UserError
@@ -45,6 +46,7 @@ class PredictRequest:
         input, output: a JSON-lines file of pairs, and where its predictions go (None: stdout).
         batch_size: pairs per model call; num_threads: the TFLite interpreter's threads.
         show_attention, attention_png: explain the one pair as a text heatmap / a PNG.
+        check: only check the model's files against the SHA-256 its manifest records, and that it loads.
     """
 
     run_dir: Optional[str] = None
@@ -61,6 +63,7 @@ class PredictRequest:
     num_threads: Optional[int] = None
     show_attention: bool = False
     attention_png: Optional[str] = None
+    check: bool = False
 
     @property
     def explains(self):
@@ -95,6 +98,9 @@ def build_parser(prog="predict.py"):
     parser.add_argument("--show-attention", action="store_true",
                         help="print the alignment of the pair as a text heatmap")
     parser.add_argument("--attention-png", metavar="PATH", type=FILE_TO_WRITE, help="save the alignment of the pair as a PNG")
+    parser.add_argument("--check", action="store_true",
+                        help="only check the model: its files against the SHA-256 its manifest records, and that it "
+                             "loads (e.g. a SavedModel version before TF Serving serves it, which does not check)")
     return parser
 
 
@@ -147,6 +153,10 @@ def check_request(request):
     """Raises `PredictError` for inconsistent arguments, or a sentence given on the command line that is not
     UTF-8 text (its bytes reach Python as lone surrogates)."""
     single = request.premise is not None or request.hypothesis is not None
+    if request.check:
+        if single or request.input or request.explains:
+            raise PredictError("--check checks the model alone: give no pairs with it")
+        return
     if single and request.input:
         raise PredictError("give either --premise/--hypothesis or --input, not both")
     if not single and not request.input:
@@ -179,9 +189,13 @@ def open_model(request):
     kind, path = next((k, p) for k, p in (("run", request.run_dir), ("saved_model", request.saved_model),
                                           ("tflite", request.tflite), ("preset", request.preset)) if p)
     try:
-        return open_predictor(path, kind=kind, num_threads=request.num_threads)
+        predictor = open_predictor(path, kind=kind, num_threads=request.num_threads)
     except (OSError, ValueError) as error:  # FileNotFoundError, and a preset that cannot be fetched
         raise PredictError(str(error)) from None
+    note = predictor.run.progress() if kind == "run" else None  # a run still training, or stopped: said
+    if note:
+        print(f"[predict] {note}", file=sys.stderr, flush=True)
+    return predictor
 
 
 def report_length_notes(predictor, pairs):
@@ -238,9 +252,35 @@ def write_predictions(predictions, path):
         raise PredictError(f"cannot write {path}: {error}") from None
 
 
+def describe_check(predictor):
+    """What `--check` found: which manifest the model's files matched (a model written before the zoo kept one
+    is said to be checked by loading only)."""
+    from zoo.export.tflite_nli import MANIFEST_FILE as TFLITE_MANIFEST
+    from zoo.export.version_files import MANIFEST_PATH
+    from zoo.runs.manifest import MANIFEST_FILE, recorded
+
+    if predictor.kind == "run":
+        kept = recorded(predictor.path, expected=False) is not None
+        manifest = MANIFEST_FILE
+    elif predictor.kind == "saved_model":
+        kept, manifest = bool(predictor.checked_files), MANIFEST_PATH
+    elif predictor.kind == "tflite":
+        kept, manifest = os.path.exists(os.path.join(predictor.path, TFLITE_MANIFEST)), TFLITE_MANIFEST
+    else:
+        kept, manifest = True, "metadata.json"
+    if not kept:
+        return f"{predictor.describe()}: loads; it keeps no manifest (written before the zoo kept one), so its files " \
+               "were not checked"
+    return f"{predictor.describe()}: its files match the SHA-256 its {manifest} records, and it loads"
+
+
 def predict(request):
     """Runs the prediction `request` (a `PredictRequest`) asks for."""
     check_request(request)
+    if request.check:
+        predictor = open_model(request)
+        print(f"[predict] {describe_check(predictor)}")
+        return []
     pairs = read_pairs(request.input) if request.input else \
         [(request.premise, request.hypothesis, request.premise_parse, request.hypothesis_parse)]
     predictor = open_model(request)
@@ -268,6 +308,11 @@ def main(argv=None, prog="predict.py"):
     """Runs `predict.py`; a user error prints one line `predict.py: error: ...` and exits with status 2."""
     request = request_from_args(build_parser(prog).parse_args(argv))
     import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
+    return guarded(prog, lambda: predict_command(request, prog), hint="write elsewhere with --output")
+
+
+def predict_command(request, prog):
+    """`main` once the command line is parsed."""
     try:
         return predict(request)
     except (PredictError, CorruptFileError) as error:  # a damaged run file names itself in one line

@@ -20,13 +20,15 @@ from zoo.runs import layout
 
 
 # The kill hooks between an export's writes (`zoo.fileio.fault_point`, `NLI_ZOO_FAULT_AT=STEP`), in order;
-# the TFLite swap steps are met only when an export replaces another (`--overwrite`).
+# the TFLite swap steps are met only when an export replaces another (`--overwrite`): `exchanged` where the two
+# folders swap in one step (Linux), `old-moved-aside` and `new-moved-in` elsewhere.
 FAULT_STEPS = {
     "saved_model": ("export:saved_model:graph-written", "export:saved_model:staged",
                     "export:saved_model:version-reserved", "export:saved_model:version-in-place",
                     "export:saved_model:batching-written"),
     "tflite": ("export:tflite:vocab-written", "export:tflite:tflite-json-written", "export:tflite:model-written",
-               "export:tflite:staged", "export:tflite:old-moved-aside", "export:tflite:new-moved-in"),
+               "export:tflite:staged", "export:tflite:exchanged", "export:tflite:old-moved-aside",
+               "export:tflite:new-moved-in"),
 }
 
 

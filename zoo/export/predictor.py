@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from zoo import fileio
 from zoo.data.tokenizer import Tokenizer
-from zoo.export.saved_model import read_metadata
+from zoo.export.version_files import read_metadata, verify_saved_model
 from zoo.export.serving import signature_error
 from zoo.export.tflite import METADATA_FILE, MODEL_FILE, TFLiteNLI
 from zoo.runs.predictor import Explanation, Predictor
@@ -54,6 +54,10 @@ class SavedModelPredictor(Predictor):
 
     Args:
         path: a version directory `MODELS/NAME/N` or `MODELS/NAME` (latest version).
+
+    Raises:
+        zoo.fileio.ManifestError: a file of the version that is not the one its manifest records (one line).
+        ValueError: a version TensorFlow cannot load (one line).
     """
 
     kind = "saved_model"
@@ -61,8 +65,14 @@ class SavedModelPredictor(Predictor):
 
     def __init__(self, path):
         self.path = resolve_saved_model(os.fspath(path))
-        self.loaded = tf.saved_model.load(self.path)
+        self.checked_files = verify_saved_model(self.path)  # ManifestError (one line) before TensorFlow reads it
         self.metadata = read_metadata(self.path)
+        try:
+            self.loaded = tf.saved_model.load(self.path)
+        except (tf.errors.OpError, OSError, ValueError, IndexError) as error:  # an export without a manifest
+            first = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+            raise ValueError(f"{self.path} cannot be loaded as a SavedModel ({type(error).__name__}: {first}): export "
+                             "the run again") from None
         self.labels = tuple(self.metadata["labels"])
         self.model_name = self.metadata.get("model")
 

@@ -36,7 +36,6 @@ path = export_saved_model(zoo.load("runs/rocktaschel_wbw"), "models/rocktaschel_
 ```
 """
 
-import json
 import os
 import sys
 
@@ -50,12 +49,13 @@ from zoo.data.vocab import PAD_ID, UNK_ID
 from zoo.export import serving_files as files
 from zoo.export.exporting import ExportError, exporting
 from zoo.export.serving_graph import INPUT_NAMES, ServingModel, length_boundaries
+from zoo.export.version_files import (MANIFEST_PATH, METADATA_PATH, read_metadata, verify_saved_model,  # noqa: F401
+                                      write_manifest, write_metadata_file)
 from zoo.layers.recurrent import packed_inference
 from zoo.layers.tree_lstm import complete_tree
 from zoo.runs.datasets import length_grid
 from zoo.runs.layout import VOCAB_FILE
 
-METADATA_PATH = os.path.join("assets.extra", "zoo.json")
 
 PARSE_INPUT_NAMES = ("premise_binary_parse", "hypothesis_binary_parse")
 SERVING_OUTPUTS = ("probabilities", "label", "label_id")
@@ -302,22 +302,13 @@ def _save_each_variable_once(archive):
 
 def write_metadata(saved_model_dir, run, extra=None):
     """Writes `assets.extra/zoo.json` (model name, labels, tokenizer, truncation, run directory, and `extra`):
-    files in `assets.extra/` ride along with a SavedModel without being part of the graph."""
+    files in `assets.extra/` ride along with a SavedModel without being part of the graph. `"manifest"`
+    says the version keeps `assets.extra/manifest.json` (`write_manifest`), so that a version without it is
+    refused rather than read unchecked."""
     metadata = {"model": run.record.model, "labels": list(run.labels), "tokenizer": run.tokenizer.get_config(),
-                "max_lengths": max_lengths(run.settings.data), "run_dir": os.path.abspath(run.run_dir), **(extra or {})}
-    os.makedirs(os.path.join(saved_model_dir, "assets.extra"), exist_ok=True)
-    with open(os.path.join(saved_model_dir, METADATA_PATH), "w", encoding="utf-8") as f:
-        json.dump(metadata, f, indent=2, sort_keys=True)
-        f.write("\n")
-
-
-def read_metadata(saved_model_dir):
-    """The `assets.extra/zoo.json` of an exported SavedModel (labels default to `zoo.data.LABELS`)."""
-    path = os.path.join(saved_model_dir, METADATA_PATH)
-    if not os.path.exists(path):
-        return {"labels": list(LABELS)}
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+                "max_lengths": max_lengths(run.settings.data), "run_dir": os.path.abspath(run.run_dir),
+                "manifest": MANIFEST_PATH, **(extra or {})}
+    write_metadata_file(saved_model_dir, metadata)
 
 
 def export_saved_model(run, model_dir, version=None, serving_files=True, batch_sizes=None, base_path=None,
@@ -401,6 +392,7 @@ def _write_version(run, archive, model_dir, version, serving_files, batch_sizes,
             except ValueError as error:
                 raise ExportError(str(error)) from None
             files.write_warmup(tmp, records)
+        write_manifest(tmp)
         fileio.fault_point("export:saved_model:staged")
         try:
             path = os.path.join(model_dir, str(fileio.allocate_version(model_dir, version)))

@@ -19,12 +19,15 @@ OUT/model.tflite   # inputs premise, hypothesis int32 [batch_size, L]; output pr
 OUT/vocab.txt      # the exported vocabulary (line number = id)
 OUT/tflite.json    # model name, tokenizer config, labels, batch size, padded lengths, inputs, outputs
 OUT/metadata.json  # quantization, vocabulary cut, size, accuracy on the run's test split against the float model
+OUT/manifest.json  # the SHA-256 of the four files above, written last
 ```
 The folder is written whole: built beside `OUT` (`.NAME.tmp-PID-...`), checked there, then renamed into
 place (an existing `OUT` set aside first and removed after, `zoo.fileio.publish_folder`), under the run's
 lock and the folder's lock (`.NAME.lock` beside it): a kill leaves the old export or the new one, and a
-second export into `OUT` at the same time is refused. `tflite.json` records the SHA-256 of `model.tflite`
-and `vocab.txt`, so `TFLiteNLI` refuses, in one line, files that do not belong together.
+second export into `OUT` at the same time is refused. An existing export is swapped with the new one in one
+step where the system can (`zoo.fileio.exchange`), so a kill never leaves `OUT` without an export.
+`manifest.json` records the SHA-256 of the other four files (and `tflite.json` that of `model.tflite` and
+`vocab.txt`), so `TFLiteNLI` refuses, in one line, files that do not belong together or changed since.
 
 Fitting a device: `max_vocabulary` keeps the run's first N ids (its training words first, most frequent
 first; `zoo.export.vocabulary`), the other words reading as [UNK]; `quantize` applies the converter's
@@ -54,7 +57,7 @@ from zoo import fileio
 from zoo.data.corpora import by_role, load_corpus
 from zoo.export.exporting import ExportError, exporting
 from zoo.export.saved_model import INPUT_NAMES, max_lengths
-from zoo.export.tflite_nli import METADATA_FILE, MODEL_FILE, TFLiteNLI, sha256_of
+from zoo.export.tflite_nli import MANIFEST_FILE, METADATA_FILE, MODEL_FILE, TFLiteNLI, sha256_of
 from zoo.export.vocabulary import changed_tokens, cut_vocabulary
 from zoo.registry import get_spec
 from zoo.runs.layout import VOCAB_FILE
@@ -156,12 +159,12 @@ def convert(run, batch_size=1, quantize="none", maps=True):
             raise ExportError(f"TFLite conversion of {run.record.model!r} failed: {first}") from error
 
 
-EXPORT_FILES = (MODEL_FILE, VOCAB_FILE, METADATA_FILE, REPORT_FILE)
+EXPORT_FILES = (MODEL_FILE, VOCAB_FILE, METADATA_FILE, REPORT_FILE, MANIFEST_FILE)
 
 
 def export_tflite(run, out_dir, batch_size=1, overwrite=False, max_vocabulary=None, quantize="none",
                   test_examples=None, log=None):
-    """Writes `model.tflite`, `vocab.txt`, `tflite.json` and `metadata.json` into `out_dir`, whole.
+    """Writes `model.tflite`, `vocab.txt`, `tflite.json`, `metadata.json` and `manifest.json` into `out_dir`, whole.
 
     Args:
         run: a `zoo.runs.Run`.
@@ -249,6 +252,7 @@ def _write_files(folder, run, exported, flatbuffer, lengths, outputs, batch_size
                 "max_premise_length": lengths["premise"], "max_hypothesis_length": lengths["hypothesis"],
                 "quantize": quantize or "none", "vocabulary_size": len(exported.vocab),
                 "sha256": {MODEL_FILE: hashlib.sha256(flatbuffer).hexdigest(), VOCAB_FILE: sha256_of(vocab_path)},
+                "manifest": MANIFEST_FILE,
                 "inputs": {name: {"dtype": "int32", "shape": shape}
                            for name, shape in input_shapes(run.model, batch_size, lengths).items()},
                 "outputs": {name: {"dtype": "float32", "shape": shape} for name, shape in outputs.items()}}
@@ -259,7 +263,7 @@ def _write_files(folder, run, exported, flatbuffer, lengths, outputs, batch_size
     fileio.fault_point("export:tflite:model-written")
     report["size_bytes"] = len(flatbuffer)
     if test_examples is not None:
-        report["accuracy"] = check_accuracy(run, TFLiteNLI(folder), test_examples)
+        report["accuracy"] = check_accuracy(run, TFLiteNLI(folder, staged=True), test_examples)
         accuracy = report["accuracy"]
         log(f"test accuracy ({accuracy['examples']} pairs): float model {accuracy['reference']:.2%}, this export "
             f"{accuracy['tflite']:.2%}, difference {accuracy['difference_points']:+.2f} points "
@@ -267,6 +271,8 @@ def _write_files(folder, run, exported, flatbuffer, lengths, outputs, batch_size
             f"same label on {accuracy['agreement']:.2%} of the pairs, probabilities within "
             f"{accuracy['max_probability_difference']:.1e}")
     fileio.write_json(os.path.join(folder, REPORT_FILE), report)
+    fileio.write_manifest(folder, [MODEL_FILE, VOCAB_FILE, METADATA_FILE, REPORT_FILE],
+                          os.path.join(folder, MANIFEST_FILE))
     fileio.fault_point("export:tflite:staged")
 
 

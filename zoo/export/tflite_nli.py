@@ -1,11 +1,12 @@
 """`TFLiteNLI`: a TFLite export (`zoo.export.tflite`) run on raw sentence pairs by the LiteRT interpreter.
 
 The pairs are tokenized with the run's tokenizer in Python, looked up in the shipped `vocab.txt`, padded to
-the model's fixed lengths and cut into batches of its fixed batch size. The files are checked against the
-SHA-256 that `tflite.json` records: files of two exports mixed are refused in one line, never answered.
+the model's fixed lengths and cut into batches of its fixed batch size. Every file is checked against the
+SHA-256 the export's `manifest.json` records (`tflite.json` and `metadata.json` too: labels or a tokenizer
+setting changed there would change the answers), and `model.tflite` and `vocab.txt` against those
+`tflite.json` records: files of two exports mixed, or changed since, are refused in one line, never answered.
 """
 
-import hashlib
 import os
 
 import numpy as np
@@ -22,15 +23,8 @@ from zoo.runs.pairs import check_pairs
 
 MODEL_FILE = "model.tflite"
 METADATA_FILE = "tflite.json"
-
-
-def sha256_of(path):
-    """The SHA-256 of a file, hex."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+MANIFEST_FILE = "manifest.json"  # the SHA-256 of the export's other files, written last
+sha256_of = fileio.sha256_file
 
 
 class TFLiteNLI:
@@ -39,6 +33,8 @@ class TFLiteNLI:
     Args:
         path: the export directory, or its `model.tflite`.
         num_threads: interpreter threads (None: LiteRT's default).
+        staged: the folder of an export being written (no manifest yet; `tflite.json`'s checksums still
+            checked).
 
     Example:
     ```python
@@ -48,10 +44,12 @@ class TFLiteNLI:
     ```
     """
 
-    def __init__(self, path, num_threads=None):
+    def __init__(self, path, num_threads=None, staged=False):
         path = os.fspath(path)
         directory = os.path.dirname(path) if path.endswith(".tflite") else path
         self.directory = directory
+        if not staged:  # (an export being written checks its files before its manifest exists)
+            check_manifest(directory)
         self.metadata = _read_export_json(os.path.join(directory, METADATA_FILE))
         self.labels = tuple(self.metadata["labels"])
         self.batch_size = int(self.metadata["batch_size"])
@@ -158,6 +156,29 @@ def _read_export_json(path):
     if value is None:
         raise FileNotFoundError(f"{os.path.dirname(path)!r} is not a TFLite export of export.py (no {METADATA_FILE})")
     return value
+
+
+def check_manifest(directory):
+    """Checks the export's files against its `manifest.json` (exports written before it existed have none and
+    are checked by `tflite.json`'s SHA-256 alone, unless `tflite.json` says they keep one).
+
+    Raises:
+        zoo.fileio.ManifestError: a file changed, missing or not listed, or the manifest missing or damaged.
+    """
+    path = os.path.join(directory, MANIFEST_FILE)
+    remedy = "the export was changed or damaged since it was written: export again with --overwrite"
+    recorded = fileio.read_manifest(path, remedy)
+    if recorded is None:
+        try:
+            says = (fileio.read_json(os.path.join(directory, METADATA_FILE)) or {}).get("manifest")
+        except fileio.CorruptFileError:
+            says = None  # reported when tflite.json is read
+        if says:
+            raise fileio.ManifestError(f"{path} is missing, so the export's files cannot be checked: {remedy}", path,
+                                       MANIFEST_FILE)
+        return
+    names = sorted(set(recorded) | {n for n in os.listdir(directory) if n != MANIFEST_FILE and not n.startswith(".")})
+    fileio.verify_files(directory, recorded, names, lambda name: remedy, MANIFEST_FILE)
 
 
 def _check_whole(directory, metadata):
