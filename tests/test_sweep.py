@@ -168,6 +168,56 @@ def test_a_killed_sweep_reruns_only_what_is_left(tmp_path):
         run_sweep(spec_of(ISSUE_EXAMPLE + ["--epochs", "3"]), str(tmp_path), train=train)
 
 
+def test_damaged_sweep_files_are_one_line_and_their_remedies_work(tmp_path, capsys):
+    """A damaged oracle.json, trial.json or sweep.json is one line naming the file and its remedy (before
+    KerasTuner reads it); following it (delete tuner/, or sweep.json) hands out the same runs again; a spec
+    file that is not UTF-8 names its line."""
+    from zoo.comparison.tuner import run_sweep
+    from zoo.fileio import CorruptFileError
+
+    spec = spec_of(["--models", "bowman_lstm", "--seeds", "2", "--dataset", "snli_sample", "--embeddings", "none"])
+    calls = []
+    run_sweep(spec, str(tmp_path), train=quick_train(calls))
+    first, calls[:] = list(calls), []
+    for damaged in (tmp_path / "tuner" / "oracle.json", tmp_path / "tuner" / "trial_0" / "trial.json"):
+        kept = damaged.read_text()
+        damaged.write_text('{"status": ')
+        with pytest.raises(CorruptFileError, match=rf"{damaged.name}: not valid JSON .*: delete {tmp_path / 'tuner'} "
+                                                   "and rerun the same command"):
+            run_sweep(spec, str(tmp_path), train=quick_train(calls))
+        damaged.write_text(kept)
+    import shutil
+
+    shutil.rmtree(tmp_path / "tuner")  # the remedy: the same trials, in the same runs
+    run_sweep(spec, str(tmp_path), train=quick_train(calls))
+    assert calls == first
+    (tmp_path / "sweep.json").write_text("[1, ")
+    with pytest.raises(CorruptFileError, match="sweep.json: not valid JSON .*delete it and rerun the same command"):
+        run_sweep(spec, str(tmp_path), train=quick_train(calls))
+    os.remove(tmp_path / "sweep.json")
+    calls[:] = []
+    run_sweep(spec, str(tmp_path), train=quick_train(calls))
+    assert calls == []  # nothing left to train
+    (tmp_path / "spec.json").write_bytes(b'{"models": ["esim"],\n "seeds": "\xff"}\n')
+    with pytest.raises(SystemExit):
+        sweep_command.main([str(tmp_path / "spec.json"), "--dir", str(tmp_path / "other")])
+    err = capsys.readouterr().err.strip()
+    assert "spec.json:2: not UTF-8 text" in err and len(err.splitlines()) == 1
+
+
+def test_a_second_process_on_a_sweep_is_refused_in_one_line(tmp_path, capsys):
+    from zoo.fileio import DirectoryLock
+
+    with DirectoryLock(tmp_path / "S", what="sweep directory"):  # another process runs the sweep
+        with pytest.raises(SystemExit) as stopped:
+            sweep_command.main(["--models", "bowman_lstm", "--dataset", "snli_sample", "--embeddings", "none",
+                                "--dir", str(tmp_path / "S")])
+    err = capsys.readouterr().err.strip()
+    assert stopped.value.code == 2 and len(err.splitlines()) == 1
+    assert f"the sweep directory {tmp_path / 'S'} is in use by PID {os.getpid()}" in err
+    assert os.listdir(tmp_path / "S") == []  # nothing written
+
+
 def test_a_failed_trial_is_reported_the_others_run_and_a_rerun_tries_it_again(tmp_path, capsys):
     from zoo.comparison.tuner import run_sweep
 

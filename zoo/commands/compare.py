@@ -16,7 +16,7 @@ seed. Written as OUT/comparison.md, comparison.json, comparison.png and TensorBo
 import os
 import sys
 
-from zoo.commands.parsing import COUNT, FOLDER_TO_WRITE, SEED, CommandParser
+from zoo.commands.parsing import COUNT, FOLDER_TO_WRITE, SEED, CommandParser, guarded
 from zoo.comparison import statistics
 from zoo.comparison.report import compare, to_markdown, write
 from zoo.comparison.runs import find_runs
@@ -60,6 +60,11 @@ def main(argv=None, prog="nli-zoo compare"):
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     args = build_parser(prog).parse_args(argv)
+    return guarded(prog, lambda: compare_command(args, prog), hint="write the comparison elsewhere with --out")
+
+
+def compare_command(args, prog):
+    """`main` once the command line is parsed."""
     try:
         if args.resamples < 100:
             raise UserError(f"--resamples must be at least 100, got {args.resamples}")

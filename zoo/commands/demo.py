@@ -14,7 +14,7 @@ import importlib.util
 import socket
 import sys
 
-from zoo.commands.parsing import PORT, CommandParser
+from zoo.commands.parsing import PORT, CommandParser, guarded
 from zoo.errors import UserError
 
 INSTALL = 'the demo needs Gradio: pip install "nli-zoo[demo]"'
@@ -87,6 +87,9 @@ def demo(args, block=True):
     from zoo.demo.app import build_app, launch  # imports Gradio, the optional extra: checked just above
 
     models = open_models(args.models)
+    for model in models:
+        if model.note:
+            print(f"[demo] {model.note}", flush=True)
     app = build_app(models)
     try:
         url = launch(app, port=args.port)
@@ -105,6 +108,13 @@ def main(argv=None, prog="nli-zoo demo"):
     from zoo.commands.startup import import_tensorflow
 
     args = build_parser(prog).parse_args(argv)
+    return guarded(prog, lambda: demo_command(args, prog), "interrupted: the demo stopped")
+
+
+def demo_command(args, prog):
+    """`main` once the command line is parsed."""
+    from zoo.commands.startup import import_tensorflow
+
     try:
         if importlib.util.find_spec("gradio") is None:  # before TensorFlow's seconds of start-up
             raise DemoError(INSTALL)

@@ -22,7 +22,7 @@ import warnings
 from typing import Optional
 
 from zoo.commands.options import add_corpus_options, add_diagnostics_options, diagnostics_request
-from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_READ, PATH_TO_READ, REPORT, CommandParser
+from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_READ, PATH_TO_READ, REPORT, CommandParser, guarded
 from zoo.commands.startup import import_tensorflow
 from zoo.data.corpora import ROLES, describe, load_corpus
 from zoo.data.readers import DataFormatError, DataUnavailableError
@@ -120,6 +120,11 @@ def main(argv=None, prog="evaluate.py"):
     request = request_from_args(build_parser(prog).parse_args(argv))
     import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # datasets of unknown length
+    return guarded(prog, lambda: evaluate_command(request, prog), hint="write the report elsewhere with --output")
+
+
+def evaluate_command(request, prog):
+    """`main` once the command line is parsed."""
     try:
         return evaluate(request)
     except (EvaluateError, CorruptFileError) as error:  # a damaged run file names itself in one line
@@ -192,6 +197,9 @@ def evaluate(request):
         predictor = open_predictor(path, kind=kind)
     except (FileNotFoundError, OSError, ValueError, EvaluateError) as error:
         raise EvaluateError(str(error)) from None
+    note = predictor.run.progress() if kind == "run" else None  # a run still training, or stopped: said
+    if note:
+        print(f"[evaluate] {note}", flush=True)
     if request.run_dir:
         name, base = predictor.name, request.run_dir
     else:

@@ -16,7 +16,8 @@ See docs/serving.md for the signatures, the TF Serving commands and the request 
 import os
 import sys
 
-from zoo.commands.parsing import BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, CommandParser
+from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, CommandParser,
+                                  guarded)
 from zoo.commands.startup import import_tensorflow
 from zoo.errors import UserError
 
@@ -141,6 +142,12 @@ def main(argv=None, prog="export.py"):
     """Runs `export.py`; a user error prints one line `export.py: error: ...` and exits with status 2."""
     args = build_parser(prog).parse_args(argv)
     import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
+    interrupted = "interrupted: the export was being built beside its target, which is untouched; rerun the same command"
+    return guarded(prog, lambda: export_command(args, prog), interrupted, hint="export elsewhere with --out")
+
+
+def export_command(args, prog):
+    """`main` once the command line is parsed."""
     try:
         path = export(args)
     except (ValueError, FileNotFoundError, UserError) as error:

@@ -10,8 +10,10 @@ parser.add_argument("--batch-size", type=BATCH_SIZE)          # evaluate.py: err
 """
 
 import argparse
+import os
 import sys
 
+from zoo.fileio import describe_fault
 from zoo.settings import values
 
 COUNT = values.flag(values.count)                                   # examples, epochs, threads, trials: >= 1
@@ -41,3 +43,45 @@ def fail(prog, error, status=2):
     text = " ".join(str(error).split("\n")).strip()
     print(f"{prog}: error: {text}", file=sys.stderr)
     raise SystemExit(status)
+
+
+INTERRUPTED = "interrupted: nothing it was writing was left half-written; rerun the same command"
+
+
+def guarded(prog, body, interrupted=INTERRUPTED, hint=None):
+    """Runs `body()` so that Ctrl-C and the machine's own faults end the command in one line: Ctrl-C prints
+    `PROG: INTERRUPTED` and exits with status 130; a full or read-only disk, or a folder without permission,
+    prints `PROG: error: ...` naming the path and what to free or change (`zoo.fileio.describe_fault`) and
+    exits with status 2. Other errors pass through.
+
+    Args:
+        prog: the command's name.
+        body: the command's work.
+        interrupted: the line after Ctrl-C (what was kept, how to go on).
+        hint: where else the command can write (e.g. "choose another --out"), said after the remedy.
+
+    Returns:
+        what `body()` returns.
+    """
+    try:
+        return body()
+    except KeyboardInterrupt:
+        print(f"{prog}: {interrupted}", file=sys.stderr, flush=True)
+        raise SystemExit(130) from None
+    except Exception as error:  # OSError, and the errors of libraries that write by path (h5py, TensorFlow)
+        line = describe_fault(error, hint=_cache_hint(error) or hint)
+        if line is None:
+            raise
+        print(f"{prog}: error: {line}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
+
+
+def _cache_hint(error):
+    """Where the zoo's cache can go instead, when the fault is in it ($NLI_ZOO_CACHE)."""
+    from zoo.fileio.disk import fault_path
+    from zoo.data.vectors.download import resolve_cache_dir
+
+    path = fault_path(error)
+    if path and os.path.abspath(path).startswith(resolve_cache_dir() + os.sep):
+        return "set NLI_ZOO_CACHE to a folder with room that this user can write (the cache goes there)"
+    return None

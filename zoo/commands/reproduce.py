@@ -18,7 +18,7 @@ import os
 import sys
 import warnings
 
-from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_WRITE, PATH_TO_READ, SEED, CommandParser, fail
+from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_WRITE, PATH_TO_READ, SEED, CommandParser, fail, guarded
 from zoo.commands.startup import import_tensorflow
 from zoo.comparison import statistics
 from zoo.comparison.spec import TRAIN_OPTIONS, SpecError
@@ -95,6 +95,12 @@ def main(argv=None, prog="nli-zoo reproduce"):
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     args = build_parser(prog).parse_args(argv)
+    interrupted = "interrupted: rerun the same command to resume (the run in progress resumes after its last finished epoch)"
+    return guarded(prog, lambda: reproduce_command(args, prog), interrupted, hint="use another --dir")
+
+
+def reproduce_command(args, prog):
+    """`main` once the command line is parsed."""
     try:
         if args.list or args.paper is None:
             if args.paper is None and not args.list:

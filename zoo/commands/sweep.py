@@ -18,10 +18,11 @@ import os
 import sys
 import warnings
 
-from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_WRITE, PATH_TO_READ, CommandParser
+from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_WRITE, PATH_TO_READ, CommandParser, guarded
 from zoo.comparison.spec import SEARCHES, TRAIN_OPTIONS, SpecError, SweepSpec, entries_from_flags
 from zoo.commands.startup import import_tensorflow
 from zoo.errors import UserError
+from zoo.fileio import CorruptFileError
 
 
 def build_parser(prog="nli-zoo sweep"):
@@ -90,16 +91,8 @@ def main(argv=None, prog="nli-zoo sweep"):
         raise SystemExit(2) from None
     import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # as nli-zoo train
-    from zoo.comparison.tuner import SweepStopped, run_sweep  # imports KerasTuner, and so TensorFlow: after the filter
-
-    try:
-        summary = run_sweep(spec, args.dir)
-    except SweepStopped as error:
-        print(f"{prog}: {'error: ' if error.status == 2 else ''}{error}", file=sys.stderr)
-        raise SystemExit(error.status) from None
-    except UserError as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+    interrupted = "interrupted: rerun the same command to resume the sweep (the trial in progress resumes after its last finished epoch)"
+    summary = guarded(prog, lambda: sweep_command(spec, args, prog), interrupted, hint="use another --dir")
     trials = summary["trials"]
     print(f"[sweep] {args.dir}: {len(trials)} trial(s){' run by this worker' if summary['role'] == 'worker' else ''}")
     for entry in trials:
@@ -116,3 +109,17 @@ def main(argv=None, prog="nli-zoo sweep"):
     if summary["role"] != "worker":
         print(f"[sweep] compare the runs: nli-zoo compare {args.dir}")
     return summary
+
+
+def sweep_command(spec, args, prog):
+    """Runs the sweep (`main` once the command line is parsed); its errors are one line."""
+    from zoo.comparison.tuner import SweepStopped, run_sweep  # imports KerasTuner, and so TensorFlow: after the filter
+
+    try:
+        return run_sweep(spec, args.dir)
+    except SweepStopped as error:
+        print(f"{prog}: {'error: ' if error.status == 2 else ''}{error}", file=sys.stderr)
+        raise SystemExit(error.status) from None
+    except (UserError, CorruptFileError) as error:  # a damaged sweep file names itself and its remedy
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None

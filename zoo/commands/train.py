@@ -9,7 +9,7 @@ import warnings
 
 from zoo.commands.options import add_corpus_options
 from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, PATH_TO_READ,
-                                  SECONDS, SEED, CommandParser)
+                                  SECONDS, SEED, CommandParser, guarded)
 from zoo.commands.startup import import_tensorflow
 from zoo.errors import TrainError
 from zoo.training import compile_cache
@@ -115,13 +115,21 @@ def main(argv=None, prog="train.py"):
     """Runs `train.py` with `argv` (default `sys.argv[1:]`).
 
     Returns:
-        the dict of `zoo.training.trainer.train(config)`; on a user error prints one line to stderr and
-        exits with status 2.
+        the dict of `zoo.training.trainer.train(config)`; on a user error, or a fault of the machine (a full or
+        read-only disk), prints one line to stderr and exits with status 2; Ctrl-C anywhere prints one line
+        saying how to resume and exits with status 130.
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     args = build_parser(prog).parse_args(argv)
     # Before anything imports Keras (the registry's models do): its informational start-up lines filtered.
     import_tensorflow()
+    run_dir = args.run_dir or os.path.join("runs", args.model)
+    interrupted = f"interrupted: {run_dir} keeps every finished epoch; rerun the same command to resume after the last one"
+    return guarded(prog, lambda: train_command(args, prog), interrupted, hint="train in another --run-dir")
+
+
+def train_command(args, prog):
+    """`main` once the command line is parsed."""
     # Deferred: the training loop imports TensorFlow and Keras, imported here once they can start quietly
     # (and `train.py --help` answers without them).
     from zoo.training.trainer import TrainInterrupted, train

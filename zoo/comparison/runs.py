@@ -12,7 +12,8 @@ import numpy as np
 from zoo.diagnostics.report import JSON_FILE as DIAGNOSTICS_FILE
 from zoo.errors import UserError
 from zoo.runs import layout
-from zoo.runs.record import RunRecord, load_record, read_results
+from zoo.runs.manifest import check_run
+from zoo.runs.record import CONFIG_FILE, RESULTS_FILE, RunRecord, load_record, read_results
 
 EVALUATIONS_DIR = "evaluations"  # RUN/evaluations: evaluate.py's reports, the diagnostics report among them
 # What makes two runs the same experiment but for the seed: config.json's identity entries, less the seed.
@@ -84,6 +85,8 @@ def find_runs(arguments):
 
     Raises:
         UserError: a pattern matching nothing, a path that does not exist or holds no run, a damaged file.
+        zoo.fileio.CorruptFileError: a run's config.json or results.json damaged, or not the one its manifest
+            records (`zoo.fileio.ManifestError`), one line naming it.
     """
     paths = []
     for argument in arguments:
@@ -111,6 +114,8 @@ def find_runs(arguments):
         if results is None:
             skipped.append((run_dir, f"unfinished (no {layout.RESULTS_FILE})"))
             continue
+        # the files compared, as the run wrote them (ManifestError: one line naming the file and the remedy)
+        check_run(run_dir, [CONFIG_FILE, RESULTS_FILE], expected=record.manifest, holder=lambda: layout.holder(run_dir))
         diagnostics = layout.read_json(os.path.join(run_dir, EVALUATIONS_DIR, DIAGNOSTICS_FILE))
         runs.append(ComparedRun(run_dir, record, results, diagnostics))
     return runs, skipped

@@ -151,6 +151,9 @@ class SweepSpec:
                 text = file.read()
         except OSError as error:
             raise SpecError(f"{path}: cannot read the sweep spec ({error.strerror or error})") from None
+        except UnicodeDecodeError as error:
+            line = error.object[:error.start].count(b"\n") + 1
+            raise SpecError(f"{path}:{line}: not UTF-8 text (byte {error.start}): save the spec as UTF-8") from None
         if path.endswith((".yaml", ".yml")):
             import yaml  # PyYAML: only for YAML spec files
 

@@ -16,6 +16,8 @@ trials come from `GridOracle`; a search's from KerasTuner's `RandomSearchOracle`
 `BayesianOptimizationOracle` (the objective: the mean dev accuracy of the sample's seeds).
 """
 
+import contextlib
+import glob
 import json
 import os
 import statistics
@@ -36,9 +38,14 @@ from zoo.training.trainer import TrainInterrupted
 
 SPEC_FILE = "sweep.json"
 TUNER_DIR = "tuner"
+TUNER_REMEDY = ("delete {tuner} and rerun the same command: the trials are handed out again in the same order, each "
+                "run already trained is read back and a killed one resumes")
 OBJECTIVE = keras_tuner.Objective("dev_accuracy", direction="max")
 ORACLE_SEED = 1  # the random and Bayesian searches sample the same sequence on every machine
 ENVIRONMENT = ("KERASTUNER_TUNER_ID", "KERASTUNER_ORACLE_IP", "KERASTUNER_ORACLE_PORT")
+# The kill hooks of a sweep's own writes (`zoo.fileio.fault_point`), besides those of each trial's run
+# (`zoo.runs.faults`): sweep.json, KerasTuner's oracle.json and a trial's trial.json (first occurrences).
+FAULT_STEPS = ("sweep:spec", "sweep:oracle", "sweep:trial")
 
 
 
@@ -69,11 +76,13 @@ class _KeptState:
 
     def save(self):
         fileio.write_json(self.state_file, self.get_state())
+        fileio.fault_point("sweep:oracle")
 
     def _save_trial(self, trial):  # no public hook: see the class docstring
         folder = os.path.join(os.path.dirname(self.state_file), f"trial_{trial.trial_id}")
         os.makedirs(folder, exist_ok=True)
         fileio.write_json(os.path.join(folder, "trial.json"), trial.get_state())
+        fileio.fault_point("sweep:trial")
 
     def set_state(self, state):
         """KerasTuner's state, with the trials that failed queued to run again (a rerun after a fix)."""
@@ -287,21 +296,58 @@ def claim(directory, spec):
 
     Raises:
         SpecError: the directory holds another sweep.
+        zoo.fileio.CorruptFileError: a damaged `sweep.json` (one line: delete it, the rerun writes it again).
     """
     path = os.path.join(directory, SPEC_FILE)
     wanted = json.loads(json.dumps(spec.to_json()))
-    recorded = fileio.read_json(path, None, remedy="delete it to start the sweep afresh")
+    remedy = "delete it and rerun the same command: it is written again from the command (trials and runs are kept)"
+    recorded = fileio.read_json(path, None, remedy=remedy)
+    if recorded is not None and not isinstance(recorded, dict):
+        raise fileio.CorruptFileError(f"{path}: not a sweep's specification: {remedy}", path)
     if recorded is None:
-        if os.path.isdir(directory) and set(os.listdir(directory)) - {SPEC_FILE, TUNER_DIR, "runs"}:
+        if os.path.isdir(directory) and set(os.listdir(directory)) - {SPEC_FILE, TUNER_DIR, "runs", fileio.LOCK_NAME}:
             raise SpecError(f"{directory} exists and is not a sweep directory: choose another --dir")
         os.makedirs(directory, exist_ok=True)
         fileio.write_json(path, wanted)
+        fileio.fault_point("sweep:spec")
         return
     differences = [f"{key}: {recorded.get(key)!r} there, {wanted.get(key)!r} here"
                    for key in wanted if recorded.get(key) != wanted.get(key)]
     if differences:
         raise SpecError(f"{directory} holds another sweep ({'; '.join(differences)}): rerun it with its own "
                         "settings to resume it, or choose another --dir")
+
+
+def check_tuner_files(directory):
+    """Reads every state file KerasTuner will reload (`tuner/oracle.json`, `tuner/TUNER_ID.json`,
+    `tuner/trial_N/trial.json`) before it does, so that a damaged one is one line naming it and the remedy.
+
+    Raises:
+        zoo.fileio.CorruptFileError: the first damaged file.
+    """
+    tuner = os.path.join(directory, TUNER_DIR)
+    remedy = TUNER_REMEDY.format(tuner=tuner)
+    paths = sorted(glob.glob(os.path.join(tuner, "*.json")) + glob.glob(os.path.join(tuner, "trial_*", "trial.json")))
+    for path in paths:
+        if not isinstance(fileio.read_json(path, remedy=remedy), dict):
+            raise fileio.CorruptFileError(f"{path}: not a KerasTuner state: {remedy}", path)
+
+
+def sweep_lock(directory, part):
+    """The lock of the one process running a sweep alone or as KerasTuner's chief (its workers join it: they
+    take trials from the chief, each trial's run directory locked by its own run).
+
+    Raises:
+        SweepStopped: another process runs the sweep (one line naming it).
+    """
+    if part == "worker":
+        return contextlib.nullcontext()
+    lock = fileio.DirectoryLock(directory, what="sweep directory")
+    try:
+        return lock.acquire()
+    except (fileio.LockedError, NotADirectoryError) as error:
+        raise SweepStopped(f"{error}; to share a sweep between processes, start them as KerasTuner's chief and "
+                           "workers (docs/comparisons.md)") from None
 
 
 def run_sweep(spec, directory, train=train_run):
@@ -324,8 +370,22 @@ def run_sweep(spec, directory, train=train_run):
     """
     part = role()
     spec.check(directory)
-    claim(directory, spec)
-    tuner = SweepTuner(spec, directory, train)
+    with sweep_lock(directory, part):
+        claim(directory, spec)
+        check_tuner_files(directory)
+        try:
+            tuner = SweepTuner(spec, directory, train)
+        except (KeyError, TypeError, ValueError, RuntimeError) as error:  # a state KerasTuner cannot reload
+            if isinstance(error, UserError):
+                raise
+            tuner_dir = os.path.join(directory, TUNER_DIR)
+            raise SweepStopped(f"{tuner_dir}: KerasTuner cannot reload the sweep's state ({type(error).__name__}: "
+                               f"{last_line(str(error))[:200]}): {TUNER_REMEDY.format(tuner=tuner_dir)}") from None
+        return search(tuner, part)
+
+
+def search(tuner, part):
+    """`run_sweep` once the sweep directory is held and its state read."""
     if part == "chief":
         print(f"[sweep] serving the oracle at {os.environ['KERASTUNER_ORACLE_IP']}:"
               f"{os.environ['KERASTUNER_ORACLE_PORT']} until the workers have run every trial; start each worker "

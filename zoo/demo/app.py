@@ -95,6 +95,10 @@ class Demo:
             raise gr.Error(str(error), print_exception=False) from None
         outputs = []
         for model in self.models:
+            cut = model.cut_note(premise, hypothesis)  # as the commands say it (a toast on the page, a line here)
+            if cut:
+                print(f"[demo] {cut}", file=sys.stderr, flush=True)
+                gr.Warning(cut)
             parses = (premise_parse, hypothesis_parse) if model.reads_parse_trees else ("", "")
             try:
                 explanation = model.predictor.explain(premise, hypothesis, *parses)
@@ -143,7 +147,7 @@ def build_app(models):
         with gr.Row(equal_height=False):
             for model, captions, shows_trees in zip(demo.models, demo.captions, demo.shows_trees):
                 with gr.Column():
-                    gr.Markdown(f"### {model.name}\n`{model.source}`")
+                    gr.Markdown(f"### {model.name}\n`{model.source}`" + (f"\n\n**{model.note}**" if model.note else ""))
                     outputs.append(gr.Label(label="label and probabilities", num_top_classes=3))
                     for caption in captions:  # the caption above the image (a shown label would cover its top)
                         gr.Markdown(f"**{caption}**")

@@ -22,13 +22,24 @@ class DemoModel:
         name: the name shown above its results (the source's last path part).
         predictor: the `zoo.runs.predictor.Predictor` (`predict`, `explain`).
         reads_parse_trees: whether the model reads binary parses (the page then offers parse boxes).
+        note: one line to show with the model (a run that is unfinished: its best weights so far), or None.
     """
 
-    def __init__(self, source, name, predictor, reads_parse_trees):
+    def __init__(self, source, name, predictor, reads_parse_trees, note=None):
         self.source = source
         self.name = name
         self.predictor = predictor
         self.reads_parse_trees = bool(reads_parse_trees)
+        self.note = note
+
+    def cut_note(self, premise, hypothesis):
+        """What the model's maximum lengths cut of a pair, as the commands count it (`Predictor.length_notes`),
+        in one line, or None."""
+        from zoo.runs.datasets import describe_length_notes  # tf.data: imported with the models
+
+        notes = self.predictor.length_notes([(premise, hypothesis)])
+        line = describe_length_notes(notes) if notes is not None else ""
+        return f"{self.name}: {line}" if line else None
 
 
 def open_model(source):
@@ -47,4 +58,5 @@ def open_model(source):
     name = os.path.basename(os.path.normpath(source)) if "://" not in source else source.rstrip("/").rsplit("/", 1)[-1]
     if name.isdigit():  # MODELS/NAME/N: the model's name is NAME
         name = os.path.basename(os.path.dirname(os.path.normpath(source)))
-    return DemoModel(source, name, predictor, predictor.reads_parse_trees)
+    note = predictor.run.progress() if predictor.kind == "run" else None  # a run still training, or stopped
+    return DemoModel(source, name, predictor, predictor.reads_parse_trees, note)
