@@ -84,10 +84,11 @@ def test_cached_index_with_nan_rows_names_the_row_and_the_folder_to_delete(tmp_p
     matrix[3, 1] = np.nan  # "sleeps", damaged after the index was written
     matrix.flush()
     del matrix
-    # An index written before the cache kept checksums (else its SHA-256 check names the file first, tested
-    # below): its files are trusted as found once, and the rows read are still checked.
+    # An index written before the cache kept checksums (version 1; else its SHA-256 check names the file first,
+    # tested below): its files are trusted as found once, and the rows read are still checked.
     meta = json.loads((Path(index_dir) / "meta.json").read_text())
     del meta["sha256"]
+    meta["version"] = 1
     (Path(index_dir) / "meta.json").write_text(json.dumps(meta))
     forbid_network(monkeypatch)
     with pytest.raises(NonFiniteVectorError) as error:

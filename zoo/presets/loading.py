@@ -27,13 +27,19 @@ def _first_line(error, limit=200):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+# What to do about a damaged preset file: the folder is written whole, so the remedy is the whole preset again
+# (deleting a file would leave a folder that is no longer a preset).
+REMEDY = "export the preset again from its run (export.py --format preset --overwrite), or download it again"
+
+
 def _read(directory, name, where):
     try:
-        value = read_json(os.path.join(directory, *name.split("/")))
+        value = read_json(os.path.join(directory, *name.split("/")), remedy=REMEDY)
     except CorruptFileError as error:
-        raise PresetIntegrityError(f"{where}: {name} is not valid JSON ({_first_line(error)})") from None
+        detail = str(error).split(": ", 1)[-1].rsplit(f": {REMEDY}", 1)[0]  # "not valid JSON (line 3: ...)"
+        raise PresetIntegrityError(f"{where}: {name} is {detail}: {REMEDY}") from None
     if value is None:
-        raise PresetIntegrityError(f"{where}: {name} is missing")
+        raise PresetIntegrityError(f"{where}: {name} is missing: {REMEDY}")
     return value
 
 

@@ -7,6 +7,11 @@
 - a `COUNT DIM` header (fastText, word2vec) must match the rows that follow: a file holding fewer or
   more vectors than its header promises is an error naming the header's line;
 - every value finite and below `MAX_ABS_VALUE` in magnitude (`NonFiniteVectorError`, naming the line).
+
+What a file is comes from its content where its name says otherwise (each such file is named in one line
+on stderr): a zip archive, gzip data, word2vec binary or text, whatever its name ends with; a file whose
+content starts as a zip archive but cannot be opened is a damaged archive, not text. A word listed twice
+keeps its first vector, and the repeated words are counted in one line (as the cache's conversion does).
 """
 
 import contextlib
@@ -21,6 +26,7 @@ import numpy as np
 
 from zoo.data.archives import ZIP_DAMAGE, member_damage, zip_damage
 from zoo.data.errors import DataFormatError
+from zoo.data.vectors.progress import say
 
 TEXT, WORD2VEC_BINARY = "text", "word2vec-binary"
 CHUNK = 1 << 20
@@ -84,12 +90,15 @@ def read_vector_file(path, wanted=None, top=None):
     path = os.fspath(path)
     top = int(top or 0)
     vectors, dim, counted = {}, None, 0
+    seen, repeated = set(), []
     with open_vector_file(path) as pairs:
         for word, vector in pairs:
             if dim is None:
                 dim = len(vector)
-            if word in vectors:
+            if word in seen:
+                repeated.append(word)
                 continue
+            seen.add(word)
             in_top = counted < top
             counted += in_top
             if wanted is None or in_top or word in wanted:
@@ -98,6 +107,9 @@ def read_vector_file(path, wanted=None, top=None):
                 break  # only the first `top` words were asked for
     if dim is None:
         raise DataFormatError(f"{os.path.basename(path)}: no vectors found")
+    if repeated:
+        say(f"{path}: {len(repeated):,} repeated word(s) kept once, with the first of their vectors (e.g. "
+            f"{repeated[0]!r})")
     return vectors, dim
 
 
@@ -120,7 +132,14 @@ def open_vector_file(path, member=None, format=None, digest=None):
     """
     path = os.fspath(path)
     name = os.path.basename(path)
-    if zipfile.is_zipfile(path):
+    kind = content_kind(path)
+    named = "zip" if name.lower().endswith(".zip") else "gzip" if name.lower().endswith(".gz") else "plain"
+    if member is None and kind != named:
+        say(f"{path}: its name says {_KINDS[named]}, its content is {_KINDS[kind]}: read as {_KINDS[kind]}")
+    if kind == "zip" and not zipfile.is_zipfile(path):
+        raise DataFormatError(f"{path}: starts as a zip archive but cannot be opened as one (cut short, or "
+                              "damaged): get the file again")
+    if kind == "zip":
         try:
             archive = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, OSError) as error:
@@ -135,7 +154,8 @@ def open_vector_file(path, member=None, format=None, digest=None):
                 raise DataFormatError(f"{name}: no file {member!r} in the archive")
             try:
                 with archive.open(member) as raw:
-                    yield from _read_pairs(raw, f"{name}:{member}", format or _format_of(member), digest)
+                    yield from _read_pairs(raw, f"{name}:{member}", format or _format_of(member), digest,
+                                           sniff=format is None)
             except ZIP_DAMAGE as error:
                 raise zip_damage(error, path, member) from None
             except DataFormatError:
@@ -147,11 +167,11 @@ def open_vector_file(path, member=None, format=None, digest=None):
         return
     if member is not None:
         raise DataFormatError(f"{name}: not a zip archive (it should hold {member}): corrupt or truncated")
-    opener = gzip.open if path.endswith(".gz") else open
+    opener = gzip.open if kind == "gzip" else open
     try:
         with opener(path, "rb") as raw:
             yield from _read_pairs(raw, name, format or _format_of(path[:-3] if path.endswith(".gz") else path),
-                                   digest)
+                                   digest, sniff=format is None)
     except (gzip.BadGzipFile, zlib.error, EOFError) as error:
         text = str(error).strip() or type(error).__name__
         what = "cut short" if isinstance(error, EOFError) else "corrupt"
@@ -159,11 +179,59 @@ def open_vector_file(path, member=None, format=None, digest=None):
                               "again") from None
 
 
-def _read_pairs(raw, name, format, digest):
-    """The body of `open_vector_file` (a generator that yields once): the pairs of `raw`, hashed when asked."""
+_KINDS = {"zip": "a zip archive", "gzip": "gzip data", "plain": "an uncompressed file",
+          TEXT: "text vectors", WORD2VEC_BINARY: "word2vec binary"}
+
+
+def content_kind(path):
+    """`"zip"`, `"gzip"` or `"plain"`, from the file's first bytes (not its name)."""
+    with open(path, "rb") as f:
+        head = f.read(4)
+    if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+        return "zip"
+    return "gzip" if head[:2] == b"\x1f\x8b" else "plain"
+
+
+def sniff_format(head, named):
+    """`TEXT` or `WORD2VEC_BINARY` from a file's first bytes (`named`: what its name says, kept when the bytes
+    cannot tell). Binary follows its `COUNT DIM` line with raw float32 records; text with lines of numbers."""
+    first, newline, rest = head.partition(b"\n")
+    fields = first.split()
+    if not newline or len(fields) != 2 or not all(f.isdigit() for f in fields):
+        return TEXT if newline and _text_vector_line(first) else named  # word2vec binary always has a header
+    dim = int(fields[1])
+    if b"\n" not in rest:
+        return named  # a first record longer than the bytes looked at
+    line = rest.split(b"\n", 1)[0]
+    try:
+        parts = line.decode("utf-8").rstrip(" \r").split(" ")
+        if len(parts) >= dim + 1 and all(_is_float(p) for p in parts[-dim:]):
+            return TEXT
+    except UnicodeDecodeError:
+        pass
+    return WORD2VEC_BINARY
+
+
+def _text_vector_line(line):
+    """Whether a line reads as a word followed by numbers (a text vector file's line)."""
+    try:
+        parts = line.decode("utf-8").rstrip(" \r").split(" ")
+    except UnicodeDecodeError:
+        return False
+    return len(parts) >= 2 and all(_is_float(p) for p in parts[1:])
+
+
+def _read_pairs(raw, name, format, digest, sniff=False):
+    """The body of `open_vector_file` (a generator that yields once): the pairs of `raw`, hashed when asked;
+    with `sniff`, the text or binary format is taken from the content where the name says otherwise."""
     source = raw
     if digest is not None:
         raw = io.BufferedReader(_HashingReader(source, digest), buffer_size=CHUNK)
+    if sniff and hasattr(raw, "peek"):
+        found = sniff_format(raw.peek(1 << 16)[:1 << 16], format)
+        if found != format:
+            say(f"{name}: its name says {_KINDS[format]}, its content is {_KINDS[found]}: read as {_KINDS[found]}")
+            format = found
     yield _pairs(raw, name, format)
     if digest is not None:  # the bytes after the last record (or the last newline) count too
         while chunk := source.read(CHUNK):  # (the text layer may have closed `raw` already)

@@ -24,7 +24,8 @@ from zoo.data.errors import DataUnavailableError
 from zoo.data.vectors.formats import NonFiniteVectorError, describe_bad_value, first_bad_row
 from zoo.data.vectors.progress import say
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: meta.json always records the SHA-256 of both files (1: written before, perhaps without)
+READABLE_VERSIONS = (1, 2)
 WORDS, MATRIX, META = "words.txt", "vectors.f32", "meta.json"
 
 
@@ -67,7 +68,7 @@ def index_ready(index_dir):
     rebuilt). CacheCorruptError when its meta.json exists but cannot be read: rebuilding it silently would
     hide the damage, and offline it would be reported as a download failure."""
     meta = read_meta(index_dir)
-    return meta is not None and meta.get("version") == INDEX_VERSION
+    return meta is not None and meta.get("version") in READABLE_VERSIONS
 
 
 class IndexWriter:
@@ -116,8 +117,9 @@ class VectorIndex:
     """A converted vector set in the cache: the word list in memory, the matrix memory-mapped.
 
     Opening it checks the files against meta.json: the matrix's size, and the SHA-256 of both files
-    recorded when the index was written (an index written before the zoo kept them gets them recorded now,
-    once, with a notice).
+    recorded when the index was written. An index of version 2 always records them: one whose meta.json
+    lacks them was edited and is refused (a removed entry never turns the check off); one of version 1,
+    written before the zoo kept them, gets them recorded now, once, with a notice.
 
     Args:
         path: a folder written by `fetch_vectors`.
@@ -131,7 +133,7 @@ class VectorIndex:
     def __init__(self, path):
         self.path = os.fspath(path)
         meta = read_meta(self.path)
-        if meta is None or meta.get("version") != INDEX_VERSION:
+        if meta is None or meta.get("version") not in READABLE_VERSIONS:
             raise DataUnavailableError(f"{self.path} is not a complete word-vector index of version "
                                        f"{INDEX_VERSION}; delete it to rebuild it")
         self.meta = meta
@@ -157,9 +159,13 @@ class VectorIndex:
                 raise CacheCorruptError(f"{path} cannot be read ({error.strerror or error}); "
                                         f"{_rebuild(self.path)}") from None
         recorded = self.meta.get("sha256")
-        if recorded is None:
+        if recorded is None and self.meta.get("version") == 1:
             self._record_digests(digests)
             return
+        if not isinstance(recorded, dict):
+            raise CacheCorruptError(f"{os.path.join(self.path, META)} records no SHA-256 of {WORDS} and {MATRIX}, "
+                                    f"which every index of version {INDEX_VERSION} records (edited?): "
+                                    f"{_rebuild(self.path)}")
         for name, digest in digests.items():
             if recorded.get(name) != digest:
                 raise CacheCorruptError(
