@@ -188,3 +188,24 @@ def test_a_taken_port_is_one_line_before_any_model_loads(capsys, tmp_path):
     assert exited.value.code == 2
     assert capsys.readouterr().err == f"nli-zoo demo: error: port {port} of 127.0.0.1 is taken: " \
                                       "choose another with --port\n"
+
+
+def test_the_page_says_when_a_run_is_unfinished_and_when_a_sentence_is_cut(runs, monkeypatch, capsys):
+    """A run without results (training, or stopped) is named as such above its column and in the terminal,
+    with the epoch of the weights shown; a sentence beyond the model's maximum length is said cut, as the
+    commands count it (a toast on the page, a line in the terminal)."""
+    from zoo import fileio
+    from zoo.demo import app as demo_app
+
+    model = open_model(runs["rocktaschel_wbw"])
+    assert "is unfinished: it stopped before its results" in model.note and "0 of" in model.note
+    with fileio.DirectoryLock(runs["rocktaschel_wbw"]):  # a process trains it now
+        assert "is being trained (PID" in open_model(runs["rocktaschel_wbw"]).note
+    assert open_model(runs["esim"]).note is None  # finished
+    toasts = []
+    monkeypatch.setattr(demo_app.gr, "Warning", toasts.append)
+    demo = demo_app.Demo([model])
+    capsys.readouterr()
+    demo.predict(" ".join(["word"] * 150), HYPOTHESIS)
+    assert toasts == [f"{model.name}: of 1 pairs, 1 premise(s) cut to their first 100 tokens"]
+    assert "cut to their first" in capsys.readouterr().err

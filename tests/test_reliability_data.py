@@ -444,3 +444,29 @@ def test_unclosed_csv_quote_is_reported_where_it_opens(tmp_path):
     splits, _ = load_corpus(str(path))
     assert splits["pairs"][4]["premise"] == 'A man says "hi."' and splits["pairs"][5]["pair_id"] == "pairs.csv:7"
     assert splits["pairs"][6]["pair_id"] == "pairs.csv:9"  # the line a record starts on
+
+
+# ---------------------------------------------------------------- a file's kind from its content (issue 35)
+
+def test_a_vector_files_kind_comes_from_its_content_where_its_name_lies(tmp_path, capsys):
+    """Each mismatch is one line on stderr; a word listed twice keeps its first vector, counted in one line; a file
+    that starts as a zip archive but is cut short is a damaged archive, not text ("non-numeric value of 'PK'")."""
+    (tmp_path / "text.zip").write_text(GLOVE + "man 9 9 9\n", encoding="utf-8")  # text named as a zip
+    vectors, dim = read_vector_file(tmp_path / "text.zip")
+    assert dim == 3 and vectors["man"].tolist() == [1.0, 1.0, 1.0]  # the first of its two vectors
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"[vectors] {tmp_path / 'text.zip'}: its name says a zip archive, its content is an uncompressed "
+                   "file: read as an uncompressed file",
+                   f"[vectors] {tmp_path / 'text.zip'}: 1 repeated word(s) kept once, with the first of their "
+                   "vectors (e.g. 'man')"]
+    with zipfile.ZipFile(tmp_path / "whole.zip", "w") as archive:
+        archive.writestr("glove.txt", GLOVE)
+    (tmp_path / "cut.zip").write_bytes((tmp_path / "whole.zip").read_bytes()[:40])
+    with pytest.raises(DataFormatError) as error:
+        read_vector_file(tmp_path / "cut.zip")
+    assert one_line(error) == (f"{tmp_path / 'cut.zip'}: starts as a zip archive but cannot be opened as one (cut "
+                               "short, or damaged): get the file again")
+    binary = write_word2vec_bin(tmp_path / "vectors.txt", [("a", [1.0, 2.0]), ("b", [3.0, 4.0])], compress=True)
+    vectors, dim = read_vector_file(binary)  # gzip data of word2vec binary, named as plain text
+    assert dim == 2 and vectors["b"].tolist() == [3.0, 4.0]
+    assert "its content is gzip data" in capsys.readouterr().err
