@@ -85,6 +85,9 @@ def build_parser(prog="train.py"):
                              "about 20 points per epoch)")
     parser.add_argument("--attention-examples", type=int, default=3,
                         help="number of fixed dev pairs whose attention is drawn each epoch (0 = none)")
+    parser.add_argument("--images-every", type=int, default=argparse.SUPPRESS, metavar="N",
+                        help="draw the attention and confusion images after every Nth epoch and after the last "
+                             "(0: never; default 5)")
     parser.add_argument("--attention-scale", choices=("relative", "absolute"), default="relative",
                         help="colours of the attention images: relative (default: each map over its own range, "
                              "with a colour bar) or absolute (the papers' grey scale, white 0 to black 1)")
