@@ -194,9 +194,13 @@ def test_the_loop_choice_refuses_an_unknown_request_and_models_pass_theirs():
     model.explain(batch)                                         # inference on a CPU: packed (one call, both sides)
     model.lstm_loop = "keras"
     model.explain(batch)
+    reference = np.asarray(model(batch))                        # Keras's loops
     model.lstm_loop = "auto"
     model.explain(batch, xla=True)                               # fixed shapes: Keras's loops
     assert seen == ["packed"]
+    predicted = model.predict(batch, verbose=0)                  # Keras's own inference packs too
+    assert seen == ["packed", "packed"]
+    np.testing.assert_allclose(predicted, reference, atol=TOLERANCE, rtol=0)
 
 
 def test_config_round_trips_and_old_configs_load():
