@@ -89,33 +89,20 @@ def read_pairs(path=None):
 # Artifacts (built once in --work-dir) ------------------------------------------------------------------
 def make_run(run_dir, model_name, pairs, vocabulary_size, embedding_dim, seed=0):
     """A run directory of `model_name` at its paper size with random weights and a `vocabulary_size`
-    vocabulary (the pairs' words, then filler words)."""
-    import keras
-
-    import zoo
+    vocabulary (the pairs' words, then filler words), written by the library as training writes a run
+    (`zoo.training.untrained.write_untrained_run`)."""
     from zoo.data.tokenizer import Tokenizer
     from zoo.data.vocab import Vocabulary
-    from zoo.runs import build_model
-    from zoo.data import LABELS
-    from zoo.runs.layout import BEST_WEIGHTS_FILE, VOCAB_FILE, save_config, save_weights
     from zoo.training.config import RunConfig
+    from zoo.training.untrained import write_untrained_run
 
-    preset = zoo.get_preset(model_name)
-    tokenizer = Tokenizer(lowercase=preset["data"]["lowercase"])
+    config = RunConfig.create(model=model_name, dataset="snli_sample", embeddings="none", seed=seed,
+                              embedding_dim=embedding_dim, run_dir=run_dir)
+    tokenizer = Tokenizer(lowercase=config.data.lowercase)
     vocab = Vocabulary.build(tokenizer.tokenize_batch([s for pair in pairs for s in pair]),
                              max_size=vocabulary_size)
     vocab = vocab.extended(f"filler{i:05d}" for i in range(vocabulary_size - len(vocab)))
-    # the run's config.json as the trainer writes it: RunConfig's own, then the vocabulary and vectors it has
-    config = dict(RunConfig.create(model=model_name, dataset="snli_sample", embeddings="none", seed=seed,
-                                   run_dir=run_dir).to_json(),
-                  vocabulary_size=len(vocab), embedding_dim=embedding_dim, tunable_words="all", num_tunable=0,
-                  tokenizer=tokenizer.get_config(), labels=list(LABELS))
-    os.makedirs(run_dir, exist_ok=True)
-    save_config(run_dir, config)
-    vocab.save(os.path.join(run_dir, VOCAB_FILE))
-    keras.utils.set_random_seed(seed)
-    save_weights(build_model(config), os.path.join(run_dir, BEST_WEIGHTS_FILE))
-    return run_dir
+    return write_untrained_run(config, vocab)
 
 
 def build_artifacts(args, model_name, pairs):
@@ -614,7 +601,7 @@ def forward_flops(args, model_name, pairs):
     run = zoo.load(os.path.join(args.work_dir, model_name, "run"))
     ids = run.encode(pairs[:args.pairs])
     lengths = [(ids[k] != 0).sum(axis=1) for k in ("premise", "hypothesis")]
-    hidden = run.config["preset"]["model"]["hidden_size"]
+    hidden = run.settings.model["hidden_size"]
     return float(np.mean([machine.esim_flops(p, h, hidden, args.embedding_dim) for p, h in zip(*lengths)]))
 
 

@@ -219,11 +219,12 @@ def measure(args):
                                 compile_cache=args.compile_cache, verbose=0, seed=0, callbacks=[clock], **options)
     figures = epoch_figures(clock)
     steady = figures["epochs"][1:] or figures["epochs"]
-    preset = result["config"]["preset"]
+    record = result["record"]
     figures.update(model=args.one, pairs=args.size, threads=args.threads or "all", autotune=args.autotune,
-                   loop=args.loop, backend=keras.backend.backend(), images_every=result["config"]["options"]["images_every"], vocabulary_size=result["config"]["vocabulary_size"],
-                   hidden_size=preset["model"].get("hidden_size"), batch_size=preset["train"]["batch_size"],
-                   embedding_dim=result["config"]["embedding_dim"],
+                   loop=args.loop, backend=keras.backend.backend(), images_every=record.options["images_every"],
+                   vocabulary_size=record.vocabulary_size,
+                   hidden_size=record.settings.model.get("hidden_size"), batch_size=record.settings.train.batch_size,
+                   embedding_dim=record.embedding_dim,
                    steps_s=statistics.mean(e["steps_s"] for e in steady),
                    epoch_s=statistics.mean(e["epoch_s"] for e in steady),
                    first_epoch_s=figures["epochs"][0]["epoch_s"])

@@ -131,9 +131,9 @@ def main(argv=None):
     else:
         examples = load_corpus(args.dataset)[0][args.split]
     examples = examples[:args.max_pairs] if args.max_pairs else examples
-    data = run.config["preset"]["data"]
+    data = run.settings.data
     stats = gate_statistics(run.model, run.vocab, run.tokenizer, examples,
-                            data.get("max_premise_length"), data.get("max_hypothesis_length"))
+                            data.max_premise_length, data.max_hypothesis_length)
     print(format_report(stats))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

@@ -13,14 +13,16 @@ import json
 import os
 import time
 
-import keras
-
 import zoo
+from zoo import fileio
 from zoo.data.snli import load_snli
 from zoo.data.tokenizer import Tokenizer
 from zoo.data.vocab import Vocabulary
-from zoo import runs
+from zoo.data.embeddings import EmbeddingMatrix
 from zoo.runs import layout
+from zoo.runs.record import save_record
+from zoo.training.config import RunConfig
+from zoo.training.untrained import new_record, write_untrained_run
 
 # Tree-based models: the syntactic ones also take binary parses; all are exported like the others.
 TREE_MODEL_PATTERNS = ("*tree*", "him", "paria*")
@@ -52,33 +54,53 @@ def sample_vocabulary(lowercase, examples=200):
     return Vocabulary.build(tokenizer.tokenize_batch(texts))
 
 
-def make_run(run_dir, model_name, embedding_dim=8, seed=0):
-    """Writes an untrained run directory of `model_name` (as train.py would, without training).
+def make_run(run_dir, model_name, embedding_dim=8, seed=0, **options):
+    """Writes an untrained run directory of `model_name` through the library (`write_untrained_run`: what
+    train.py writes before its first epoch, plus the best weights), at the small sizes of `SMALL`.
 
     Args:
         run_dir: the directory to create.
-        model_name: a registered sequence model.
+        model_name: a registered model.
         embedding_dim: word vector size.
         seed: initial weights seed.
+        **options: more `RunConfig.create` arguments (`overrides` are merged with `SMALL`).
 
     Returns:
         `run_dir`.
     """
-    preset = zoo.get_preset(model_name)
-    preset["model"].update({k: v for k, v in SMALL.items() if k in preset["model"]})
-    vocab = sample_vocabulary(preset["data"]["lowercase"])
-    config = {"model": model_name, "preset": preset, "embeddings": "none", "data": "snli_sample",
-              "seed": seed, "vocabulary_size": len(vocab), "embedding_dim": embedding_dim,
-              "tunable_words": "all", "num_tunable": 0,
-              "tokenizer": Tokenizer(lowercase=preset["data"]["lowercase"]).get_config(),
-              "labels": list(zoo.data.LABELS), "mixed_precision": None, "strategy": "auto"}
-    os.makedirs(run_dir, exist_ok=True)
-    layout.save_config(run_dir, config)
-    vocab.save(os.path.join(run_dir, layout.VOCAB_FILE))
-    keras.utils.set_random_seed(seed)
-    model = runs.build_model(config)
-    model.save_weights(os.path.join(run_dir, layout.BEST_WEIGHTS_FILE))
+    small = {k: v for k, v in SMALL.items() if k in zoo.get_preset(model_name)["model"]}
+    config = RunConfig.create(model=model_name, dataset="snli_sample", embeddings="none",
+                              embedding_dim=embedding_dim, seed=seed, run_dir=str(run_dir),
+                              overrides={**small, **options.pop("overrides", {})}, **options)
+    return write_untrained_run(config, sample_vocabulary(config.data.lowercase))
+
+
+def write_record(run_dir, model_name, seed=0, **options):
+    """Writes only a run's `config.json`, through the library (`RunConfig`, then the record training
+    derives): for tests of what reads records and results (compare) without a model.
+
+    Args:
+        **options: more `RunConfig.create` arguments (default `dataset="snli_sample"`, `embeddings="none"`,
+            `embedding_dim=8`).
+    """
+    options = {"dataset": "snli_sample", "embeddings": "none", "embedding_dim": 8, **options}
+    config = RunConfig.create(model=model_name, seed=seed, run_dir=str(run_dir), **options)
+    vocab = sample_vocabulary(config.data.lowercase, examples=20)
+    save_record(str(run_dir), new_record(config, vocab, EmbeddingMatrix.random(config.random_vectors_dim)))
     return str(run_dir)
+
+
+def finished_run(run_dir, model_name, dev=0.4375, test=0.40625, **options):
+    """An untrained run directory (`make_run`) with the results.json of a finished train.py run."""
+    make_run(run_dir, model_name, max_train_examples=64, max_eval_examples=32, epochs=1, **options)
+    per_class = {"entailment": 0.5, "neutral": 0.25, "contradiction": 0.5}
+    fileio.write_json(os.path.join(run_dir, layout.RESULTS_FILE), {
+        "model": model_name, "dev_accuracy": dev, "test_accuracy": test,
+        "dev": {"accuracy": dev, "examples": 32, "per_class_accuracy": per_class},
+        "test": {"accuracy": test, "examples": 32, "per_class_accuracy": per_class},
+        "epochs_run": 1, "best_epoch": 1,
+        "embeddings": {"source": "none", "dim": 8, "coverage": None, "tunable_words": "all", "num_tunable": 0}})
+    return run_dir
 
 
 # Edge cases of the serving tests: empty sentences, a 5,000-word sentence, non-ASCII text.

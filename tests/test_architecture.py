@@ -2,6 +2,7 @@
 circle. Read from the source (every import, those inside functions included), so nothing is run."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ ZOO = Path(__file__).resolve().parent.parent / "zoo"
 UNITS = [{"zoo.models", "zoo.registry"}]
 FLOORS = [
     {"zoo.constants", "zoo.errors", "zoo.fileio"},
+    {"zoo.settings"},
     {"zoo.layers"},
     {"zoo.models", "zoo.registry"},
     {"zoo.data", "zoo.plotting"},
@@ -155,3 +157,21 @@ def test_the_data_floor_loads_without_tensorflow(name):
         assert not imports_tensorflow_at_module_level(MODULES[current]), f"{name} imports TensorFlow through {current}"
         parents = [current.rsplit(".", k)[0] for k in range(1, current.count("."))]  # run first, by Python
         todo += [t for t in imports(MODULES[current], top_level_only=True) if t in MODULES] + parents
+
+
+ARCHITECTURE = ZOO.parent / "docs" / "architecture.md"
+
+
+def test_the_floors_of_docs_architecture_are_the_floors_checked_here():
+    rows = re.findall(r"^\| (\d+) \| ([^|]+) \|", ARCHITECTURE.read_text(encoding="utf-8"), flags=re.M)
+    documented = {}
+    for floor, paths in rows:
+        for path in re.findall(r"`zoo/([\w/]+?)(?:\.py|/)?`", paths):
+            documented["zoo." + path.replace("/", ".")] = int(floor)
+    assert documented == {package: floor for floor, packages in enumerate(FLOORS) for package in packages}
+
+
+def test_every_path_docs_architecture_names_exists():
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    for path in set(re.findall(r"`((?:zoo|tests|scripts|docs)/[\w/.]*\w)`", text)):
+        assert (ZOO.parent / path).exists(), f"docs/architecture.md names {path}, which does not exist"

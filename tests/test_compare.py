@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from tests.export_support import write_record
 from zoo.commands import compare as compare_command
 from zoo.comparison import statistics
 from zoo.comparison.report import PairingError, compare
@@ -36,14 +37,11 @@ def predictions_with(correct):
 
 
 def write_run(folder, model, seed, correct, hidden_size=16, items="a", diagnostics=None):
-    folder.mkdir(parents=True)
     test = keep_items(scores(GOLD, predictions_with(correct)), examples(items))
-    config = {"model": model, "seed": seed, "embeddings": "none", "embedding_dim": 8,
-              "preset": {"model": {"hidden_size": hidden_size}, "train": {"epochs": 2}, "data": {}},
-              "data": {"source": "snli_sample" if items == "a" else "other"}}
+    write_record(folder, model, seed, overrides={"hidden_size": hidden_size}, epochs=2,
+                 dataset="snli_sample" if items == "a" else "multi_nli")
     results = {"model": model, "test": test, "test_accuracy": test["accuracy"], "dev_accuracy": 0.4 + seed / 100,
                "best_epoch": 1 + seed % 2, "epochs_run": 2, "labels": list(LABELS)}
-    (folder / "config.json").write_text(json.dumps(config))
     (folder / "results.json").write_text(json.dumps(results))
     if diagnostics is not None:
         (folder / "evaluations").mkdir()
@@ -126,8 +124,7 @@ def test_seeds_are_grouped_and_the_two_groups_paired_on_their_items(sweep):
 
 
 def test_the_command_prints_the_table_and_writes_markdown_json_chart_and_tensorboard(sweep, capsys):
-    (sweep / "runs" / "esim-seed=9").mkdir()  # unfinished: reported, not compared
-    (sweep / "runs" / "esim-seed=9" / "config.json").write_text(json.dumps({"model": "esim", "seed": 9}))
+    write_record(sweep / "runs" / "esim-seed=9", "esim", 9)  # unfinished: reported, not compared
     comparison = compare_command.main([str(sweep), "--resamples", "500"])
     out = capsys.readouterr().out
     assert "| # | group | runs (seeds) | test accuracy: mean ± std | 95% interval |" in out
@@ -151,7 +148,7 @@ def test_settings_that_differ_name_the_groups_and_other_test_items_are_not_paire
     comparison = compare_command.main([str(tmp_path / "r" / "a*"), str(tmp_path / "r" / "other"),
                                        "--no-tensorboard", "--resamples", "200", "--out", str(tmp_path / "out")])
     labels = [g["label"] for g in comparison["groups"]]
-    assert labels == ["esim data.source=other hidden_size=16", "esim data.source=snli_sample hidden_size=16",
+    assert labels == ["esim data.source=multi_nli hidden_size=16", "esim data.source=snli_sample hidden_size=16",
                       "esim data.source=snli_sample hidden_size=32"]
     skipped = [p for p in comparison["pairs"] if "skipped" in p]
     assert len(skipped) == 2 and all("different test items" in p["skipped"] for p in skipped)

@@ -18,7 +18,7 @@ from gradio_client import Client  # noqa: E402
 from gradio_client.exceptions import AppError  # noqa: E402
 
 from tests.export_support import PAIRS, make_run  # noqa: E402
-from tests.test_presets import finished_run  # noqa: E402
+from tests.export_support import finished_run  # noqa: E402
 from zoo.commands import demo as demo_command  # noqa: E402
 from zoo.demo.app import MAX_WORDS, build_app, launch  # noqa: E402
 from zoo.demo.display import heatmaps  # noqa: E402

@@ -5,6 +5,7 @@ One tiny `bowman_lstm` run on the shipped SNLI rows serves every test (1 epoch, 
 """
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ import evaluate as evaluate_script
 import train as train_script
 import zoo
 from zoo.data.corpora import load_corpus
+from zoo.runs.record import load_record
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -77,7 +79,8 @@ def test_bad_input_is_one_line(run, tmp_path, capsys):
     for argv, expected, in_process in (
             (["--run-dir", str(run), "--data-dir", str(bad)], "bad.jsonl:2:", False),
             (["--run-dir", str(run), "--dataset", "snli_sample", "--split", "nope"], "no split 'nope'", True),
-            (["--run-dir", str(tmp_path / "none"), "--dataset", "snli_sample"], "not a run directory", True)):
+            (["--run-dir", str(tmp_path / "none"), "--dataset", "snli_sample"], "none: no such folder", True),
+            (["--run-dir", str(tmp_path), "--dataset", "snli_sample"], "not a run directory", True)):
         if in_process:
             with pytest.raises(SystemExit) as exit_:
                 evaluate_script.main([*argv, "--quiet"])
@@ -125,7 +128,7 @@ def test_fine_tuning_starts_from_the_run(run, tmp_path):
     tuned = zoo.load(tmp_path / "sick")
     old = len(source.vocab)
     assert tuned.vocab.words[:old] == source.vocab.words and len(tuned.vocab) > old  # kept, then SICK's words
-    assert tuned.config["init_from"]["run_dir"] == str(run.resolve())
+    assert tuned.record.init_from.run_dir == str(run.resolve())
     ids = np.arange(old, dtype="int32")
     np.testing.assert_allclose(np.asarray(tuned.model.embedding(ids)), np.asarray(source.model.embedding(ids)))
     skip = {id(w) for w in source.model.embedding.weights} | {id(w) for w in tuned.model.embedding.weights}
@@ -153,12 +156,12 @@ def test_diagnostics_suite_from_evaluate(run, capsys):
     out = capsys.readouterr().out
     assert "Breaking NLI" in out and "not run (not given): hans, snli_hard, stress_tests, anli" in out
     with pytest.raises(SystemExit) as exit_:
-        evaluate_script.main(["--run-dir", str(run), "--dataset", "snli_sample", "--hans", "x.txt"])
+        evaluate_script.main(["--run-dir", str(run), "--dataset", "snli_sample", "--hans", str(run / "config.json")])
     assert exit_.value.code == 2 and "--hans needs --suite diagnostics" in capsys.readouterr().err
 
 
 def test_cut_and_empty_sentences_are_counted_in_the_report(run, tmp_path, capsys):
-    limit = json.loads((run / "config.json").read_text())["preset"]["data"]["max_premise_length"]
+    limit = load_record(run).settings.data.max_premise_length
     data = tmp_path / "edge.jsonl"
     rows = [("A dog runs in the park .", "", "neutral"), (" ".join(["word"] * (limit + 5)), "A text.", "neutral"),
             ("A man sleeps.", "A person rests.", "entailment")]
@@ -180,7 +183,7 @@ def test_diagnostics_options_are_checked_before_scoring(run, tmp_path, capsys):
     (other / "results.json").write_text("{")  # and a damaged results.json
     breaking = str(FIXTURES / "breaking_nli" / "dataset.jsonl")
     for argv, expected in (
-            (["--run-dir", str(run), "--suite", "diagnostics", "--hans", str(tmp_path)], f"--hans {tmp_path}: a folder"),
+            (["--run-dir", str(run), "--suite", "diagnostics", "--hans", str(tmp_path)], f"argument --hans: {tmp_path} is a folder; name a file"),
             (["--run-dir", str(run), "--dataset", "snli_sample", "--suite", "diagnostics", "--hypothesis-only",
               str(other)], "is a 'bowman_lstm' run"),
             (["--run-dir", str(other), "--suite", "diagnostics", "--no-behaviour", "--breaking-nli", breaking],
@@ -189,3 +192,14 @@ def test_diagnostics_options_are_checked_before_scoring(run, tmp_path, capsys):
             evaluate_script.main([*argv, "--quiet"])
         errors = capsys.readouterr().err.strip().splitlines()
         assert exit_.value.code == 2 and len(errors) == 1 and expected in errors[0], errors
+
+
+def test_output_names_a_file_or_a_folder_and_max_examples_is_reported(run, tmp_path, capsys):
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    report = evaluate_script.main(["--run-dir", str(run), "--dataset", "snli_sample", "--quiet", "--max-examples",
+                                   "5", "--output", str(folder)])
+    assert os.listdir(folder) == ["snli_sample-test.json"]  # the report's default name, inside the folder
+    assert json.loads((folder / "snli_sample-test.json").read_text())["results"] == report["results"]
+    assert report["results"]["test"]["examples"] == 5
+    assert "scoring the first 5 of 144 pairs (--max-examples)" in capsys.readouterr().out

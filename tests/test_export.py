@@ -46,11 +46,11 @@ def env():
 def keras_reference(run, pairs):
     """The Keras model's `explain()` outputs and the tokens it saw, as numpy arrays."""
     outputs = {k: np.asarray(v) for k, v in run.model.explain(run.encode(pairs)).items()}
-    data = run.config["preset"]["data"]
+    data = run.settings.data
     tokens = run.tokenizer.tokenize_batch([pair[0] for pair in pairs])
-    outputs["premise_tokens"] = [t[:data["max_premise_length"]] for t in tokens]
+    outputs["premise_tokens"] = [t[:data.max_premise_length] for t in tokens]
     tokens = run.tokenizer.tokenize_batch([pair[1] for pair in pairs])
-    outputs["hypothesis_tokens"] = [t[:data["max_hypothesis_length"]] for t in tokens]
+    outputs["hypothesis_tokens"] = [t[:data.max_hypothesis_length] for t in tokens]
     return outputs
 
 

@@ -11,7 +11,7 @@ import json
 import pytest
 
 import zoo
-from tests.test_presets import finished_run
+from tests.export_support import finished_run
 from zoo.commands import evaluate as evaluate_command
 from zoo.commands import predict as predict_command
 from zoo.runs import layout
@@ -40,10 +40,8 @@ def models(tmp_path_factory):
     from zoo.presets import export_preset
 
     root = tmp_path_factory.mktemp("length_notes")
-    run_dir = finished_run(str(root / "run"), "bowman_lstm")  # with a results.json: a preset needs one
-    config = layout.load_config(run_dir)
-    config["preset"]["data"].update(max_premise_length=MAX_PREMISE, max_hypothesis_length=MAX_HYPOTHESIS)
-    layout.save_config(run_dir, config)
+    run_dir = finished_run(str(root / "run"), "bowman_lstm",  # with a results.json: a preset needs one
+                           overrides={"max_premise_length": MAX_PREMISE, "max_hypothesis_length": MAX_HYPOTHESIS})
     run = zoo.load(run_dir)
     return {"run": run_dir,
             "saved_model": export_saved_model(run, str(root / "saved_model"), serving_files=False),

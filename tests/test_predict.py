@@ -106,8 +106,8 @@ def test_malformed_jsonl_names_file_and_line(setup, predict_main, line, message)
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
-def test_usage_errors_are_one_line():
-    result = predict_cli("--run-dir", "nowhere", "--premise", "A man.")
+def test_usage_errors_are_one_line(tmp_path):
+    result = predict_cli("--run-dir", tmp_path, "--premise", "A man.")
     assert result.returncode == 2 and result.stderr.strip() == "predict.py: error: --premise and --hypothesis go together"
 
 

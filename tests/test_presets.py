@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.export_support import PAIRS, make_run
+from tests.export_support import PAIRS, finished_run, make_run
 from zoo.runs.predictor import RunPredictor
 from zoo.fileio import write_json
 from zoo.presets import (HubClientMissingError, HubUnreachableError, NLIClassifier, PresetError,
@@ -34,24 +34,6 @@ ROOT = Path(__file__).resolve().parent.parent
 RAW = [pair[:2] for pair in PAIRS] + [("", ""), ("Ein Mann spielt Gitarre – ça va? 🎸", "Über naïve café.")]
 LAYOUT = ("config.json", "model.weights.h5", "preprocessor.json", "tokenizer.json",
           "assets/tokenizer/vocabulary.txt", "task.json", "metadata.json", "README.md")
-
-
-def finished_run(run_dir, model_name, dev=0.4375, test=0.40625):
-    """An untrained run directory with the config and results.json of a finished train.py run."""
-    make_run(run_dir, model_name)
-    config = layout.load_config(run_dir)
-    config["data"] = {"source": "snli_sample", "max_train_examples": 64, "max_eval_examples": 32,
-                      "fields": None, "labels": None, "roles": None, "shuffle": True, "bucket": True}
-    config["overrides"] = {"hidden_size": 8, "epochs": 1, "embeddings": "none"}
-    layout.save_config(run_dir, config)
-    per_class = {"entailment": 0.5, "neutral": 0.25, "contradiction": 0.5}
-    write_json(os.path.join(run_dir, layout.RESULTS_FILE), {
-        "model": model_name, "dev_accuracy": dev, "test_accuracy": test,
-        "dev": {"accuracy": dev, "examples": 32, "per_class_accuracy": per_class},
-        "test": {"accuracy": test, "examples": 32, "per_class_accuracy": per_class},
-        "epochs_run": 1, "best_epoch": 1,
-        "embeddings": {"source": "none", "dim": 8, "coverage": None, "tunable_words": "all", "num_tunable": 0}})
-    return run_dir
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +117,7 @@ def test_metadata_records_paper_parameters_data_and_results(preset_dir, run_dir)
     assert metadata["paper"] == get_spec("bowman_lstm").paper
     assert metadata["parameters_without_embeddings"] == run.model.count_params_without_embeddings()
     assert metadata["parameter_count"] == run.model.count_params()
-    assert metadata["data"] == run.config["data"]
+    assert metadata["data"] == run.record.data.to_json()
     assert metadata["results"]["dev"]["accuracy"] == 0.4375
     assert metadata["results"]["test"]["accuracy"] == 0.40625
     assert metadata["vocabulary_size"] == len(run.vocab)

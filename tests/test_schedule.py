@@ -9,7 +9,9 @@ import zoo
 from zoo.training import callbacks as cb
 from zoo.commands.train import build_parser, run_config
 from zoo.training.config import RunConfig
-from zoo.training.model import make_loss, make_optimizer
+from zoo.runs.optimizer import make_optimizer
+from zoo.settings import TrainSettings
+from zoo.training.model import make_loss
 from zoo.training.losses import NLILoss
 
 
@@ -75,14 +77,14 @@ def test_esim_family_presets_use_the_schedule_and_papers_epsilon():
         assert cb.is_plateau_schedule(train["lr_decay"]) and train["patience"] == 7 and train["epochs"] >= 1000
     for name in zoo.list_models():
         assert zoo.get_preset(name)["train"]["epsilon"] == 1e-8
-    optimizer = make_optimizer(zoo.get_preset("esim")["train"])
+    optimizer = make_optimizer(TrainSettings.of(zoo.get_preset("esim")["train"]))
     assert float(optimizer.epsilon) == 1e-8 and float(optimizer.global_clipnorm) == 10.0
 
 
 def test_l2_is_a_setting_of_rocktaschels_presets():
     for name in zoo.list_models("rocktaschel*"):
         args = build_parser().parse_args(["--model", name, "--set", "l2=3e-4"])
-        assert run_config(args).preset["train"]["l2"] == 3e-4
+        assert run_config(args).train.l2 == 3e-4
     model = zoo.create_model("rocktaschel_wbw", vocabulary_size=20, embedding_dim=4, hidden_size=4)
     loss = make_loss(model, 3e-4)
     penalized = {id(w) for w in loss.penalized}
@@ -100,7 +102,7 @@ def test_each_preset_names_its_papers_vectors():
     for name, vectors in expected.items():
         assert zoo.get_preset(name)["data"]["embeddings"] == vectors
     args = build_parser().parse_args(["--model", "esim", "--embeddings", "glove-6b-50d"])
-    assert run_config(args).preset["data"]["embeddings"] == "glove-6b-50d"
+    assert run_config(args).data.embeddings == "glove-6b-50d"
 
 
 def test_without_network_the_papers_vectors_stop_train_py_at_once(tmp_path, monkeypatch, capsys):

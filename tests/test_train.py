@@ -222,7 +222,7 @@ def test_zoo_load_round_trips(trained):
     got = np.array([[p["probabilities"][name] for name in zoo.data.LABELS] for p in predictions])
     np.testing.assert_allclose(got, expected, atol=1e-6)
     assert [p["label"] for p in predictions] == [zoo.data.LABELS[i] for i in expected.argmax(-1)]
-    assert run.vocab.words == trained["vocab"].words and run.config["model"] == MODEL
+    assert run.vocab.words == trained["vocab"].words and run.record.model == MODEL
 
 
 def test_rerun_of_finished_run_does_not_train(trained, capsys):

@@ -32,7 +32,7 @@ def members(tmp_path_factory):
 
 def test_syntactic_models_get_the_parse_trees(capsys):
     args = build_parser().parse_args(["--model", "syntactic_tree_lstm"])
-    preset = run_config(args).preset
+    preset = run_config(args).settings.to_json()
     splits, _ = load_snli("snli_sample")
     test = splits["test"][:40]
     tokenizer = Tokenizer(lowercase=preset["data"]["lowercase"])
@@ -58,7 +58,7 @@ def test_him_combines_two_runs_and_reports_each_member(members):
     assert test["members"]["tree"]["accuracy"] == tree["results"]["test"]["accuracy"]
     # The ensemble's probabilities are the mean of the members' (Chen et al. §3.3).
     run = zoo.load(root / "him")
-    assert run.config["preset"]["model"]["trees"] == "complete"
+    assert run.settings.model["trees"] == "complete"
     inputs = run.encode([("A man is playing a guitar.", "A person plays music."),
                          ("Two dogs run in the snow.", "Cats sleep.")])
     out = run.model.explain(inputs)

@@ -38,6 +38,7 @@ from zoo.presets.files import PREPROCESSOR_CONFIG_FILE
 from zoo.runs.layout import CONFIG_FILE as RUN_CONFIG_FILE
 from zoo.runs.layout import VOCAB_FILE as RUN_VOCAB_FILE
 from zoo.runs.predictor import Predictor, RunPredictor
+from zoo.settings import DataSettings, RunSettings
 
 KINDS = ("run", "saved_model", "tflite", "preset")
 URI_SCHEMES = ("hf://", "kaggle://")
@@ -49,7 +50,7 @@ class PredictorNotFound(FileNotFoundError):
 
 class _PresetRun:
     """A preset's `NLIClassifier` seen as the `zoo.runs.Run` that `RunPredictor.explain` reads: the backbone
-    as `model`, the preprocessor as `encode`, its truncation as the run's data settings."""
+    as `model`, the preprocessor as `encode`, its truncation as the run's data settings (`settings`)."""
 
     def __init__(self, classifier):
         preprocessor = classifier.preprocessor
@@ -57,9 +58,9 @@ class _PresetRun:
         self.model = classifier.backbone
         self.tokenizer = preprocessor.tokenizer.tokenizer
         self.labels = tuple(classifier.labels)
-        self.config = {"model": getattr(self.model, "name", "preset"),
-                       "preset": {"data": {"max_premise_length": preprocessor.max_premise_length,
-                                           "max_hypothesis_length": preprocessor.max_hypothesis_length}}}
+        self.settings = RunSettings(model={}, data=DataSettings(
+            max_premise_length=preprocessor.max_premise_length,
+            max_hypothesis_length=preprocessor.max_hypothesis_length))
 
     def encode(self, pairs, pair_ids=None):
         return self.classifier.preprocessor(pairs, pair_ids=pair_ids)

@@ -13,33 +13,14 @@ import copy
 import fnmatch
 
 from zoo.layers.serializable import KERAS_PACKAGE, serializable  # noqa: F401 (re-exported)
+from zoo.settings import DataSettings, RunSettings, TrainSettings, tunable_words_for
 
 _REGISTRY = {}
 
-# Training settings every preset starts from; a model's registration overrides what its paper gives.
-DEFAULT_TRAIN = {
-    "optimizer": "adam",
-    "learning_rate": 1e-3,
-    "beta_1": 0.9,
-    "beta_2": 0.999,
-    "epsilon": 1e-8,    # Adam's epsilon in Theano/Lasagne, Torch and TF 1, which the papers used (Keras: 1e-7)
-    "batch_size": 32,
-    "global_clipnorm": None,
-    "epochs": 20,
-    "patience": 3,
-    "lr_decay": None,
-}
-DEFAULT_DATA = {
-    "embeddings": "glove-840b-300d",  # the word vectors of the paper (train.py --embeddings overrides)
-    "oov": "rocktaschel",
-    "lowercase": True,
-    "max_premise_length": 100,
-    "max_hypothesis_length": 100,
-    # Words unseen in training keep their pretrained vector, frozen (Rocktäschel et al. §2.2.1 rely on it):
-    # the vocabulary grows with such words, from the dev/test data and the vector file's most frequent
-    # words, up to this many ids in all (0: training words only).
-    "max_vocabulary": 100_000,
-}
+# What every preset starts from, and a model's registration overrides where its paper says otherwise: the
+# one default of each setting, `zoo.settings.TrainSettings` / `DataSettings` (here as preset dicts).
+DEFAULT_TRAIN = TrainSettings().to_json()
+DEFAULT_DATA = DataSettings().to_json()
 
 
 class ModelSpec:
@@ -49,11 +30,10 @@ class ModelSpec:
         self.name = name
         self.attention = tuple(attention)
         self.model_class = model_class
-        self.preset = {
-            "model": dict(model),
-            "train": {**DEFAULT_TRAIN, **train},
-            "data": {**DEFAULT_DATA, **data},
-        }
+        # checked and written back whole: a registration's slip fails at import, and every preset has every key
+        self.settings = RunSettings.of({"model": dict(model), "train": {**DEFAULT_TRAIN, **train},
+                                        "data": {**DEFAULT_DATA, **data}})
+        self.preset = self.settings.to_json()
         self.paper = paper
         self.paper_params = paper_params
 
@@ -157,9 +137,3 @@ def create_model(name, vocabulary_size, embedding_dim=300, tunable_words=None, n
     if build:
         model.build_with_dummy_batch()
     return model
-
-
-def tunable_words_for(oov_strategy):
-    """Which word vectors train under each paper's OOV strategy."""
-    return {"rocktaschel": "oov", "chen": "all", "luo": "all", "wang_jiang": "none", "paria": "none",
-            "bowman": "all"}[oov_strategy]

@@ -13,10 +13,10 @@ seed. Written as OUT/comparison.md, comparison.json, comparison.png and TensorBo
 (OUT: `--out`, default DIR/comparison for one folder of runs, else ./comparison). See docs/comparisons.md.
 """
 
-import argparse
 import os
 import sys
 
+from zoo.commands.parsing import COUNT, FOLDER_TO_WRITE, SEED, CommandParser
 from zoo.comparison import statistics
 from zoo.comparison.report import compare, to_markdown, write
 from zoo.comparison.runs import find_runs
@@ -26,7 +26,7 @@ from zoo.fileio import CorruptFileError
 
 def build_parser(prog="nli-zoo compare"):
     """The `nli-zoo compare` argument parser."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog=prog, description="Compare finished runs: seeds grouped, mean, std and bootstrap interval of test "
                                "accuracy, paired tests between groups on the same test items.")
     parser.add_argument("runs", nargs="+", metavar="RUN|DIR|GLOB",
@@ -34,12 +34,12 @@ def build_parser(prog="nli-zoo compare"):
     parser.add_argument("--pair", nargs=2, action="append", default=None, metavar=("A", "B"),
                         help="test only these two groups (numbers or labels from the table; repeatable); they must "
                              "have been scored on the same test items")
-    parser.add_argument("--out", default=None,
+    parser.add_argument("--out", default=None, type=FOLDER_TO_WRITE,
                         help="where to write comparison.md/.json/.png and logs/ (default DIR/comparison for one "
                              "folder of runs, else ./comparison)")
-    parser.add_argument("--resamples", type=int, default=statistics.RESAMPLES,
+    parser.add_argument("--resamples", type=COUNT, default=statistics.RESAMPLES,
                         help=f"bootstrap resamples (default {statistics.RESAMPLES})")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    parser.add_argument("--seed", type=SEED, default=0, help="seed of the bootstrap (default 0)")
     parser.add_argument("--no-tensorboard", action="store_true", help="do not write the TensorBoard summaries")
     return parser
 

@@ -10,11 +10,11 @@ probabilities, its attention heatmaps and, for tree models, the trees it read. T
 127.0.0.1 only. It needs Gradio: `pip install "nli-zoo[demo]"` (see docs/demo.md).
 """
 
-import argparse
 import importlib.util
 import socket
 import sys
 
+from zoo.commands.parsing import PORT, CommandParser
 from zoo.errors import UserError
 
 INSTALL = 'the demo needs Gradio: pip install "nli-zoo[demo]"'
@@ -39,12 +39,12 @@ class DemoError(UserError):
 
 def build_parser(prog="nli-zoo demo"):
     """The `nli-zoo demo` argument parser."""
-    parser = argparse.ArgumentParser(prog=prog, description="Try one or two models on your own sentence pairs "
+    parser = CommandParser(prog=prog, description="Try one or two models on your own sentence pairs "
                                      "in a local web page (Gradio).")
     parser.add_argument("models", nargs="+", metavar="RUN_OR_PRESET",
                         help="a run directory, a preset (folder, hf://..., kaggle://...) or an exported "
                              "SavedModel; give two to compare them side by side")
-    parser.add_argument("--port", type=int, default=None,
+    parser.add_argument("--port", type=PORT, default=None,
                         help="serve on this port of 127.0.0.1 (default: the first free one from 7860)")
     return parser
 

@@ -13,7 +13,6 @@ genres) and writes them as JSON to RUN/evaluations/NAME.json (or `--output`). Th
 `zoo.runs.evaluation`; from Python: `zoo.load(run_dir).evaluate(examples)`.
 """
 
-import argparse
 import dataclasses
 import os
 import re
@@ -23,6 +22,7 @@ import warnings
 from typing import Optional
 
 from zoo.commands.options import add_corpus_options, add_diagnostics_options, diagnostics_request
+from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_READ, PATH_TO_READ, REPORT, CommandParser
 from zoo.commands.startup import import_tensorflow
 from zoo.data.corpora import ROLES, describe, load_corpus
 from zoo.data.readers import DataFormatError, DataUnavailableError
@@ -31,6 +31,7 @@ from zoo.errors import UserError as EvaluateError
 from zoo.fileio import CorruptFileError, LockedError, write_json
 from zoo.runs import layout
 from zoo.runs.evaluation import format_scores
+from zoo.settings import values
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,28 +86,28 @@ def request_from_args(args):
 
 def build_parser(prog="evaluate.py"):
     """The `evaluate.py` argument parser."""
-    parser = argparse.ArgumentParser(prog=prog, description="Score a trained run or a SavedModel on "
+    parser = CommandParser(prog=prog, description="Score a trained run or a SavedModel on "
                                      "labelled NLI pairs: accuracy, per-class accuracy, confusion matrix, genres.")
     model = parser.add_mutually_exclusive_group(required=True)
-    model.add_argument("--run-dir", help="a run directory written by train.py")
-    model.add_argument("--saved-model", help="an exported SavedModel: MODELS/NAME (latest version) or MODELS/NAME/N")
-    model.add_argument("--tflite", help="a TFLite export (its folder or model.tflite)")
+    model.add_argument("--run-dir", type=FOLDER_TO_READ, help="a run directory written by train.py")
+    model.add_argument("--saved-model", type=FOLDER_TO_READ, help="an exported SavedModel: MODELS/NAME (latest version) or MODELS/NAME/N")
+    model.add_argument("--tflite", type=PATH_TO_READ, help="a TFLite export (its folder or model.tflite)")
     model.add_argument("--preset", help="a preset: a folder written by export.py --format preset, hf://... or "
                                         "kaggle://...")
     data = parser.add_mutually_exclusive_group()
     data.add_argument("--dataset", help="'snli', 'multi_nli' (tensorflow-datasets) or 'snli_sample'")
-    data.add_argument("--data-dir", help="a corpus on disk: an snli_1.0 or multinli_1.0 folder or zip, SICK.txt, "
+    data.add_argument("--data-dir", type=PATH_TO_READ, help="a corpus on disk: an snli_1.0 or multinli_1.0 folder or zip, SICK.txt, "
                                          "a folder of NLI files, or one NLI file (.jsonl, .tsv, .csv)")
     parser.add_argument("--split", default="test",
                         help="a role (train, validation or dev, test; default test), one of the corpus' own "
                              "split names (e.g. dev_matched), or 'all'; a single file is one split")
     add_corpus_options(parser)
-    parser.add_argument("--max-examples", type=int, default=None, help="score only the first N pairs of each split")
-    parser.add_argument("--batch-size", type=int, default=None,
+    parser.add_argument("--max-examples", type=COUNT, default=None, help="score only the first N pairs of each split")
+    parser.add_argument("--batch-size", type=BATCH_SIZE, default=None,
                         help="pairs per batch (default: the run's batch size; 256 for a SavedModel)")
-    parser.add_argument("--output", default=None,
-                        help="the JSON file to write (default RUN/evaluations/NAME.json, beside the run or "
-                             "the SavedModel)")
+    parser.add_argument("--output", default=None, type=REPORT,
+                        help="the JSON file to write, or a folder to write it into under its default name "
+                             "(default RUN/evaluations/NAME.json, beside the run or the SavedModel)")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress output (default: a progress bar on a terminal, one line otherwise)")
     add_diagnostics_options(parser)
@@ -158,6 +159,9 @@ def load_data(request):
     selected = []
     for name in chosen:
         examples = splits[name][:request.max_examples] if request.max_examples is not None else splits[name]
+        if len(examples) < len(splits[name]):
+            print(f"[data] {name}: scoring the first {len(examples):,} of {len(splits[name]):,} pairs "
+                  "(--max-examples)", flush=True)
         if not examples:
             raise EvaluateError(f"the split {name!r} of {source!r} has no labelled pairs")
         selected.append((name, examples))
@@ -224,8 +228,8 @@ def evaluate(request):
         written["diagnostics"] = os.path.join(base, "evaluations", "diagnostics.json")
     written["seconds"] = time.time() - started
     if results:
-        output = request.output or os.path.join(base, "evaluations",
-                                                f"{slug(report['source'])}-{'-'.join(results)}.json")
+        name = f"{slug(report['source'])}-{'-'.join(results)}.json"
+        output = values.report_file(request.output, name) if request.output else os.path.join(base, "evaluations", name)
         write_report(output, written, request.run_dir)
         print(f"[evaluate] written to {output}", flush=True)
     return written

@@ -13,10 +13,10 @@ TFLite export is checked on the run's test split against the float model (`metad
 See docs/serving.md for the signatures, the TF Serving commands and the request formats.
 """
 
-import argparse
 import os
 import sys
 
+from zoo.commands.parsing import BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, CommandParser
 from zoo.commands.startup import import_tensorflow
 from zoo.errors import UserError
 
@@ -25,18 +25,18 @@ FORMATS = ("saved_model", "tflite", "preset")
 
 def build_parser(prog="export.py"):
     """The `export.py` argument parser."""
-    parser = argparse.ArgumentParser(prog=prog, description="Export a trained run for serving, or as a preset.")
-    parser.add_argument("--run-dir", required=True, help="the run directory written by train.py")
+    parser = CommandParser(prog=prog, description="Export a trained run for serving, or as a preset.")
+    parser.add_argument("--run-dir", required=True, type=FOLDER_TO_READ, help="the run directory written by train.py")
     parser.add_argument("--format", choices=FORMATS, default="saved_model",
                         help="saved_model (TF Serving, default), tflite (LiteRT, token ids in) or preset (a folder "
                              "in KerasHub's layout that zoo.from_preset loads: docs/presets.md)")
-    parser.add_argument("--out", default=None,
+    parser.add_argument("--out", default=None, type=FOLDER_TO_WRITE,
                         help="saved_model: the model folder MODELS/NAME holding numbered versions "
                              "(default models/<model name>); tflite: the output folder "
                              "(default models/<model name>_tflite)")
-    parser.add_argument("--version", type=int, default=None,
+    parser.add_argument("--version", type=COUNT, default=None,
                         help="saved_model: the version number (default: the next free one)")
-    parser.add_argument("--tflite-batch-size", type=int, default=1,
+    parser.add_argument("--tflite-batch-size", type=BATCH_SIZE, default=1,
                         help="tflite: the fixed number of pairs per invocation (default 1)")
     parser.add_argument("--overwrite", action="store_true",
                         help="tflite: replace an existing export (the new one is built beside it and swapped in "
@@ -47,18 +47,18 @@ def build_parser(prog="export.py"):
                               "(default 1,2,4,8,16,32,64,128,256)")
     serving.add_argument("--base-path", default=None,
                          help="the model folder as TF Serving sees it, in models.config (default /models/<folder name>)")
-    serving.add_argument("--stable-version", type=int, default=None,
+    serving.add_argument("--stable-version", type=COUNT, default=None,
                          help="the version labelled stable in models.config (default: the previous highest; the "
                               "new version is the canary)")
-    serving.add_argument("--chunk-size", type=int, default=None, metavar="N",
+    serving.add_argument("--chunk-size", type=COUNT_OR_ZERO, default=None, metavar="N",
                          help="serving_default runs larger batches sorted by sentence length in chunks of N pairs, "
                               "each padded to its own longest sentences (default 32; 0: whole batches)")
-    serving.add_argument("--xla-max-batch", type=int, default=0, metavar="N",
+    serving.add_argument("--xla-max-batch", type=COUNT_OR_ZERO, default=0, metavar="N",
                          help="run serving_default batches of up to N pairs through an XLA-compiled model "
                               "(faster small batches on a CPU; TF Serving needs --xla_cpu_compilation_enabled); "
                               "default 0: never")
     device = parser.add_argument_group("tflite: fitting a device")
-    device.add_argument("--max-vocabulary", type=int, default=None, metavar="N",
+    device.add_argument("--max-vocabulary", type=COUNT, default=None, metavar="N",
                         help="keep the run's first N ids (training words first); the others read as [UNK]")
     device.add_argument("--quantize", choices=("none", "dynamic-range", "float16"), default="none",
                         help="post-training quantization: int8 weights (dynamic-range) or float16 weights")
@@ -99,9 +99,9 @@ def export(args):
     from zoo.export.tflite import export_tflite, test_examples_of
     from zoo.presets import export_preset
     from zoo.runs import load_run
-    from zoo.runs.layout import load_config
+    from zoo.runs.record import load_record
 
-    model_name = load_config(args.run_dir)["model"]
+    model_name = load_record(args.run_dir).model
     tflite_only = {"--max-vocabulary": args.max_vocabulary is not None, "--quantize": args.quantize != "none",
                    "--test-data": args.test_data is not None, "--no-accuracy-check": args.no_accuracy_check}
     serving_only = {"--version": args.version is not None, "--allowed-batch-sizes": args.allowed_batch_sizes is not None,

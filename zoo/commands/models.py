@@ -8,16 +8,16 @@ nli-zoo models esim               # the preset: model, train and data settings, 
 ```
 """
 
-import argparse
 import json
 import sys
 
+from zoo.commands.parsing import CommandParser
 from zoo.commands.startup import import_tensorflow
 
 
 def build_parser(prog="nli-zoo models"):
     """The `nli-zoo models` argument parser."""
-    parser = argparse.ArgumentParser(prog=prog, description="List the registered models, or show a preset.")
+    parser = CommandParser(prog=prog, description="List the registered models, or show a preset.")
     parser.add_argument("name", nargs="?", default="*",
                         help="a registered name (shows its preset) or a shell pattern (lists the names)")
     return parser

@@ -1,5 +1,6 @@
 """Options shared by several commands, and the typed requests built from them."""
 
+from zoo.commands.parsing import FILE_TO_READ, FOLDER_TO_READ
 from zoo.diagnostics.request import SUITES, DiagnosticsRequest
 
 
@@ -21,20 +22,20 @@ def add_diagnostics_options(parser):
     group.add_argument("--suite", choices=SUITES, default=None,
                        help="also run the diagnostics suite: a table per set, DIR/diagnostics.json, a PNG per "
                             "set and TensorBoard scalars")
-    group.add_argument("--breaking-nli", metavar="FILE", default=None,
+    group.add_argument("--breaking-nli", type=FILE_TO_READ, metavar="FILE", default=None,
                        help="Breaking NLI's dataset.jsonl (Glockner et al. 2018): accuracy per category")
-    group.add_argument("--hans", metavar="FILE", default=None,
+    group.add_argument("--hans", type=FILE_TO_READ, metavar="FILE", default=None,
                        help="HANS's heuristics_evaluation_set.txt (McCoy et al. 2019): accuracy per heuristic and "
                             "subcase, entailment vs non-entailment")
-    group.add_argument("--snli-hard", metavar="FILE", default=None,
+    group.add_argument("--snli-hard", type=FILE_TO_READ, metavar="FILE", default=None,
                        help="snli_1.0_test_hard.jsonl (Gururangan et al. 2018), beside the full test accuracy")
-    group.add_argument("--stress-tests", metavar="DIR", default=None,
+    group.add_argument("--stress-tests", type=FOLDER_TO_READ, metavar="DIR", default=None,
                        help="the Stress_Tests folder of Naik et al. 2018 (or its parent): accuracy per test, "
                             "matched / mismatched")
     group.add_argument("--anli", metavar="FILE|DIR|tfds", default=None,
                        help="ANLI (Nie et al. 2020): the release folder or zip (R1-R3 test.jsonl), one round's "
                             "file, or 'tfds' (tensorflow-datasets anli): accuracy per round")
-    group.add_argument("--hypothesis-only", metavar="RUN", default=None,
+    group.add_argument("--hypothesis-only", type=FOLDER_TO_READ, metavar="RUN", default=None,
                        help="a run of the hypothesis_only model: the artifacts report compares the model with it")
     group.add_argument("--no-behaviour", action="store_true",
                        help="skip the generated behaviour tests (negation, antonyms, hypernyms, numbers, ...)")

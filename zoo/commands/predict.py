@@ -18,12 +18,13 @@ Pairs cut at the model's maximum lengths and empty sentences are counted in one 
 kind of model (`Predictor.length_notes`).
 """
 
-import argparse
 import dataclasses
 import json
 import sys
 from typing import Optional
 
+from zoo.commands.parsing import (BATCH_SIZE, COUNT, FILE_TO_READ, FILE_TO_WRITE, FOLDER_TO_READ, PATH_TO_READ,
+                                  CommandParser)
 from zoo.commands.startup import import_tensorflow
 from zoo.data.trees import TreeFormatError, parse_binary_parse
 from zoo.errors import UserError
@@ -74,11 +75,11 @@ def request_from_args(args):
 
 def build_parser(prog="predict.py"):
     """The `predict.py` argument parser."""
-    parser = argparse.ArgumentParser(prog=prog, description="Predict SNLI labels of sentence pairs.")
+    parser = CommandParser(prog=prog, description="Predict SNLI labels of sentence pairs.")
     model = parser.add_mutually_exclusive_group(required=True)
-    model.add_argument("--run-dir", help="a run directory written by train.py")
-    model.add_argument("--saved-model", help="an exported SavedModel: MODELS/NAME (latest version) or MODELS/NAME/N")
-    model.add_argument("--tflite", help="a TFLite export of export.py: its folder or its model.tflite")
+    model.add_argument("--run-dir", type=FOLDER_TO_READ, help="a run directory written by train.py")
+    model.add_argument("--saved-model", type=FOLDER_TO_READ, help="an exported SavedModel: MODELS/NAME (latest version) or MODELS/NAME/N")
+    model.add_argument("--tflite", type=PATH_TO_READ, help="a TFLite export of export.py: its folder or its model.tflite")
     model.add_argument("--preset", help="a preset: a folder written by export.py --format preset, hf://... or "
                                         "kaggle://...")
     parser.add_argument("--premise", help="the premise of one pair")
@@ -86,14 +87,14 @@ def build_parser(prog="predict.py"):
     parser.add_argument("--premise-parse", default="",
                         help="the premise's binary parse, e.g. \"( ( Two women ) ( are sleeping ) )\" (tree models)")
     parser.add_argument("--hypothesis-parse", default="", help="the hypothesis's binary parse (tree models)")
-    parser.add_argument("--input", help="a JSON-lines file of {\"premise\": ..., \"hypothesis\": ...}")
-    parser.add_argument("--output", help="with --input: write the predictions here (default stdout)")
-    parser.add_argument("--batch-size", type=int, default=256, help="pairs per model call (default 256)")
-    parser.add_argument("--num-threads", type=int, default=None,
+    parser.add_argument("--input", type=FILE_TO_READ, help="a JSON-lines file of {\"premise\": ..., \"hypothesis\": ...}")
+    parser.add_argument("--output", type=FILE_TO_WRITE, help="with --input: write the predictions here (default stdout)")
+    parser.add_argument("--batch-size", type=BATCH_SIZE, default=256, help="pairs per model call (default 256)")
+    parser.add_argument("--num-threads", type=COUNT, default=None,
                         help="--tflite: the interpreter's threads (default: LiteRT's)")
     parser.add_argument("--show-attention", action="store_true",
                         help="print the alignment of the pair as a text heatmap")
-    parser.add_argument("--attention-png", metavar="PATH", help="save the alignment of the pair as a PNG")
+    parser.add_argument("--attention-png", metavar="PATH", type=FILE_TO_WRITE, help="save the alignment of the pair as a PNG")
     return parser
 
 
@@ -159,10 +160,8 @@ def check_request(request):
                            "an --input file holds its parses in each line")
     if request.output and not request.input:
         raise PredictError("--output goes with --input")
-    if request.batch_size < 1:
-        raise PredictError("--batch-size must be positive")
-    if request.num_threads is not None and (not request.tflite or request.num_threads < 1):
-        raise PredictError("--num-threads goes with --tflite and must be positive")
+    if request.num_threads is not None and not request.tflite:
+        raise PredictError("--num-threads goes with --tflite")
     for option in ("premise", "hypothesis", "premise_parse", "hypothesis_parse"):
         text = getattr(request, option)
         try:

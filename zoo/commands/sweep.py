@@ -14,11 +14,11 @@ after its last finished epoch. Several processes share one sweep through KerasTu
 (environment variables, see docs/comparisons.md). Compare the runs with `nli-zoo compare SWEEP`.
 """
 
-import argparse
 import os
 import sys
 import warnings
 
+from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_WRITE, PATH_TO_READ, CommandParser
 from zoo.comparison.spec import SEARCHES, TRAIN_OPTIONS, SpecError, SweepSpec, entries_from_flags
 from zoo.commands.startup import import_tensorflow
 from zoo.errors import UserError
@@ -26,13 +26,13 @@ from zoo.errors import UserError
 
 def build_parser(prog="nli-zoo sweep"):
     """The `nli-zoo sweep` argument parser."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog=prog, description="Train models x seeds x settings (a grid), or a random or Bayesian search, each "
                                "trial an ordinary run directory; rerun the same command to resume.")
     parser.add_argument("spec", nargs="?", default=None,
                         help="a sweep spec file (.json, or .yaml/.yml) with the entries below (models, seeds, set, "
                              "tune, search, max_trials, dataset, ...); flags given as well replace its entries")
-    parser.add_argument("--dir", required=True, help="the sweep directory (runs in DIR/runs/NAME); rerun to resume")
+    parser.add_argument("--dir", required=True, type=FOLDER_TO_WRITE, help="the sweep directory (runs in DIR/runs/NAME); rerun to resume")
     parser.add_argument("--models", nargs="+", default=None, metavar="MODEL", help="registered model names")
     parser.add_argument("--seeds", default=None,
                         help="N: seeds 0..N-1 (default 1), or a comma list A,B,...; every setting is trained with each")
@@ -46,15 +46,15 @@ def build_parser(prog="nli-zoo sweep"):
                         help="a search dimension: a range (ints: whole numbers; :log samples its logarithm) or "
                              "values, e.g. learning_rate=1e-4:1e-2:log, dropout=0:0.5, hidden_size=100,200, "
                              "lr_decay.wait=1:3")
-    parser.add_argument("--max-trials", type=int, default=None, help="samples of a search (default 10)")
+    parser.add_argument("--max-trials", type=COUNT, default=None, help="samples of a search (default 10)")
     parser.add_argument("--dataset", default=None, help="as nli-zoo train (default snli)")
-    parser.add_argument("--data-dir", default=None, help="as nli-zoo train: a corpus on disk")
+    parser.add_argument("--data-dir", default=None, type=PATH_TO_READ, help="as nli-zoo train: a corpus on disk")
     parser.add_argument("--embeddings", default=None, help="as nli-zoo train (default: each model's paper vectors)")
-    parser.add_argument("--embedding-dim", type=int, default=None, help="as nli-zoo train, with --embeddings none")
-    parser.add_argument("--epochs", type=int, default=None, help="as nli-zoo train")
-    parser.add_argument("--batch-size", type=int, default=None, help="as nli-zoo train")
-    parser.add_argument("--max-train-examples", type=int, default=None, help="as nli-zoo train")
-    parser.add_argument("--max-eval-examples", type=int, default=None, help="as nli-zoo train")
+    parser.add_argument("--embedding-dim", type=COUNT, default=None, help="as nli-zoo train, with --embeddings none")
+    parser.add_argument("--epochs", type=COUNT, default=None, help="as nli-zoo train")
+    parser.add_argument("--batch-size", type=BATCH_SIZE, default=None, help="as nli-zoo train")
+    parser.add_argument("--max-train-examples", type=COUNT, default=None, help="as nli-zoo train")
+    parser.add_argument("--max-eval-examples", type=COUNT, default=None, help="as nli-zoo train")
     parser.add_argument("--verbose", type=int, choices=(0, 1, 2), default=None, help="as nli-zoo train")
     return parser
 

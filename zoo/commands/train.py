@@ -8,6 +8,8 @@ import sys
 import warnings
 
 from zoo.commands.options import add_corpus_options
+from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, PATH_TO_READ,
+                                  SECONDS, SEED, CommandParser)
 from zoo.commands.startup import import_tensorflow
 from zoo.errors import TrainError
 from zoo.training import compile_cache
@@ -20,7 +22,7 @@ def build_parser(prog="train.py"):
     Returns:
         an `argparse.ArgumentParser`.
     """
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog=prog,
         description="Train an nli-zoo model on SNLI with its paper preset. Rerun the same command to "
                     "resume an interrupted run.")
@@ -28,7 +30,7 @@ def build_parser(prog="train.py"):
     parser.add_argument("--dataset", default="snli",
                         help="'snli' or 'multi_nli' (tensorflow-datasets), or 'snli_sample' (shipped rows); "
                              "default snli")
-    parser.add_argument("--data-dir", default=None,
+    parser.add_argument("--data-dir", default=None, type=PATH_TO_READ,
                         help="a corpus on disk, replacing --dataset: an snli_1.0 or multinli_1.0 folder or zip, "
                              "SICK.txt (or its folder), a folder of train/dev/test NLI files, or one NLI file "
                              "(.jsonl, .tsv, .csv)")
@@ -43,31 +45,31 @@ def build_parser(prog="train.py"):
                              "~/.cache/nli-zoo): glove-840b-300d, glove-6b-300d, word2vec-google-news-300, "
                              "fasttext-crawl-300d-2m; a vector file (.txt/.vec/.gz/.zip, word2vec .bin/.bin.gz); "
                              "or 'none' (random vectors, all trainable)")
-    parser.add_argument("--embedding-dim", type=int, default=None,
+    parser.add_argument("--embedding-dim", type=COUNT, default=None,
                         help="word vector size with --embeddings none (default 300, as in the papers)")
-    parser.add_argument("--epochs", type=int, default=None, help="shortcut for --set epochs=N")
-    parser.add_argument("--batch-size", type=int, default=None, help="shortcut for --set batch_size=B")
+    parser.add_argument("--epochs", type=COUNT, default=None, help="shortcut for --set epochs=N")
+    parser.add_argument("--batch-size", type=BATCH_SIZE, default=None, help="shortcut for --set batch_size=B")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a preset setting (model, train or data section); repeatable; "
                              "VALUE is parsed as JSON when possible (1e-3, true, null, {\"a\": 1}), "
                              "else taken as a string")
-    parser.add_argument("--members", nargs=2, default=None, metavar=("ESIM_RUN", "TREE_RUN"),
+    parser.add_argument("--members", nargs=2, default=None, type=FOLDER_TO_READ, metavar=("ESIM_RUN", "TREE_RUN"),
                         help="with --model him: combine two finished runs (an esim run and a "
                              "syntactic_tree_lstm or esim_tree run, same data and vocabulary) into the HIM "
                              "ensemble without training, and evaluate each member and the ensemble")
-    parser.add_argument("--init-from", default=None, metavar="RUN",
+    parser.add_argument("--init-from", default=None, type=FOLDER_TO_READ, metavar="RUN",
                         help="start from a trained run of the same model and sizes (fine-tuning, e.g. SNLI to "
                              "SICK): its vocabulary is kept and extended with the new data's words, its weights "
                              "loaded; the new run records where it started")
-    parser.add_argument("--run-dir", default=None, help="run directory; default runs/MODEL")
-    parser.add_argument("--logdir", default=None, help="TensorBoard directory; default RUN/logs")
+    parser.add_argument("--run-dir", default=None, type=FOLDER_TO_WRITE, help="run directory; default runs/MODEL")
+    parser.add_argument("--logdir", default=None, type=FOLDER_TO_WRITE, help="TensorBoard directory; default RUN/logs")
     parser.add_argument("--overwrite", action="store_true",
                         help="delete an existing run directory whose settings differ (or that finished) "
                              "and train from scratch")
     parser.add_argument("--strategy", choices=STRATEGIES, default="auto",
                         help="distribution strategy; auto = mirrored over all GPUs when more than one "
                              "is visible, else the default strategy")
-    parser.add_argument("--cluster-timeout", type=float, default=None, metavar="SECONDS",
+    parser.add_argument("--cluster-timeout", type=SECONDS, default=None, metavar="SECONDS",
                         help="--strategy multi_worker: stop with an error when the workers of TF_CONFIG are not "
                              "all up within SECONDS (default 300; 0 waits forever)")
     parser.add_argument("--mixed-precision", choices=sorted(MIXED_PRECISION), default=None,
@@ -79,21 +81,21 @@ def build_parser(prog="train.py"):
     parser.add_argument("--compile-cache", default=None, metavar="DIR",
                         help="persistent XLA compilation cache, so that a rerun pays no compilation "
                              "(default $NLI_ZOO_CACHE/xla, i.e. ~/.cache/nli-zoo/xla; 'none': off)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--log-every", type=int, default=None,
+    parser.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
+    parser.add_argument("--log-every", type=COUNT_OR_ZERO, default=None,
                         help="write batch-level TensorBoard scalars every N steps (0 = per epoch only; default: "
                              "about 20 points per epoch)")
-    parser.add_argument("--attention-examples", type=int, default=3,
-                        help="number of fixed dev pairs whose attention is drawn each epoch (0 = none)")
-    parser.add_argument("--images-every", type=int, default=argparse.SUPPRESS, metavar="N",
+    parser.add_argument("--attention-examples", type=COUNT_OR_ZERO, default=3,
+                        help="number of fixed dev pairs whose attention is drawn (0 = none)")
+    parser.add_argument("--images-every", type=COUNT_OR_ZERO, default=argparse.SUPPRESS, metavar="N",
                         help="draw the attention and confusion images after every Nth epoch and after the last "
                              "(0: never; default 5)")
     parser.add_argument("--attention-scale", choices=("relative", "absolute"), default="relative",
                         help="colours of the attention images: relative (default: each map over its own range, "
                              "with a colour bar) or absolute (the papers' grey scale, white 0 to black 1)")
-    parser.add_argument("--max-train-examples", type=int, default=None,
+    parser.add_argument("--max-train-examples", type=COUNT, default=None,
                         help="use only the first N training examples (quick experiments)")
-    parser.add_argument("--max-eval-examples", type=int, default=None,
+    parser.add_argument("--max-eval-examples", type=COUNT, default=None,
                         help="use only the first N dev and test examples (quick experiments)")
     parser.add_argument("--no-bucket", action="store_true",
                         help="batch pairs in data order instead of bucketing them by length")
@@ -102,8 +104,8 @@ def build_parser(prog="train.py"):
                         help="Keras fit verbosity: 0 silent, 1 progress bar, 2 one line per epoch (default: 1 on "
                              "a terminal, 2 when the output goes to a file or pipe)")
     # Development and test hooks, hidden from --help.
-    parser.add_argument("--cpu-devices", type=int, default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--pause-after-epoch", type=float, default=0.0, help=argparse.SUPPRESS)
+    parser.add_argument("--cpu-devices", type=COUNT, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--pause-after-epoch", type=SECONDS, default=0.0, help=argparse.SUPPRESS)
     return parser
 
 

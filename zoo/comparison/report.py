@@ -34,7 +34,7 @@ def compare(runs, skipped=(), pairs=None, resamples=statistics.RESAMPLES, seed=0
     """The comparison of finished runs, grouped by everything but the seed.
 
     Args:
-        runs: `zoo.comparison.runs.RunRecord`s.
+        runs: `zoo.comparison.runs.ComparedRun`s.
         skipped: `[(run_dir, why)]` of runs left out, reported with the comparison.
         pairs: `[(a, b)]` groups (1-based numbers or labels) to test against each other; None: every two
             groups scored on the same test items.

@@ -12,6 +12,7 @@ import numpy as np
 from zoo.diagnostics.report import JSON_FILE as DIAGNOSTICS_FILE
 from zoo.errors import UserError
 from zoo.runs import layout
+from zoo.runs.record import RunRecord, load_record, read_results
 
 EVALUATIONS_DIR = "evaluations"  # RUN/evaluations: evaluate.py's reports, the diagnostics report among them
 # What makes two runs the same experiment but for the seed: config.json's identity entries, less the seed.
@@ -19,21 +20,27 @@ GROUP_KEYS = tuple(key for key in layout.IDENTITY_KEYS if key != "seed") + ("emb
 
 
 @dataclasses.dataclass
-class RunRecord:
-    """A finished run as a comparison reads it."""
+class ComparedRun:
+    """A finished run as a comparison reads it: its typed record (`zoo.runs.record.RunRecord`), its results
+    and its diagnostics report."""
 
     run_dir: str
-    config: dict
+    record: RunRecord
     results: dict
     diagnostics: dict = None
 
     @property
     def model(self):
-        return self.config.get("model")
+        return self.record.model
 
     @property
     def seed(self):
-        return self.config.get("seed")
+        return self.record.seed
+
+    def _identity(self):
+        """The record's identity entries but the seed, with the two that group runs besides them."""
+        written = self.record.to_json()
+        return {key: written.get(key) for key in GROUP_KEYS}
 
     @property
     def test(self):
@@ -41,7 +48,7 @@ class RunRecord:
 
     def group_key(self):
         """The run's settings but its seed, as comparable text."""
-        return json.dumps({key: self.config.get(key) for key in GROUP_KEYS}, sort_keys=True, default=str)
+        return json.dumps(self._identity(), sort_keys=True, default=str)
 
     def correct(self):
         """Per test item, whether the run labelled it right (None when results.json has no per-item
@@ -54,8 +61,8 @@ class RunRecord:
     def settings(self):
         """The run's settings but its seed, flat: `{"model", "preset.model.hidden_size", "data.source", ...}`."""
         flat = {}
-        for key in GROUP_KEYS:
-            _flatten(key, self.config.get(key), flat)
+        for key, value in self._identity().items():
+            _flatten(key, value, flat)
         return flat
 
 
@@ -72,7 +79,7 @@ def find_runs(arguments):
     e.g. a sweep), or glob patterns of either.
 
     Returns:
-        `(runs, skipped)`: `RunRecord`s in path order, and `[(run_dir, why)]` for runs that cannot be compared
+        `(runs, skipped)`: `ComparedRun`s in path order, and `[(run_dir, why)]` for runs that cannot be compared
         (unfinished: no results.json).
 
     Raises:
@@ -99,13 +106,13 @@ def find_runs(arguments):
         raise UserError(f"{' '.join(arguments)}: no run directories")
     runs, skipped = [], []
     for run_dir in run_dirs:
-        config = layout.load_config(run_dir)
-        results = layout.read_json(os.path.join(run_dir, layout.RESULTS_FILE))
-        if results is None or "test" not in results:
+        record = load_record(run_dir)
+        results = read_results(run_dir)
+        if results is None:
             skipped.append((run_dir, f"unfinished (no {layout.RESULTS_FILE})"))
             continue
         diagnostics = layout.read_json(os.path.join(run_dir, EVALUATIONS_DIR, DIAGNOSTICS_FILE))
-        runs.append(RunRecord(run_dir, config, results, diagnostics))
+        runs.append(ComparedRun(run_dir, record, results, diagnostics))
     return runs, skipped
 
 
@@ -125,7 +132,7 @@ def group_runs(runs):
     groups differ (`bowman_lstm hidden_size=16`).
 
     Returns:
-        `[(label, [RunRecord, ...] sorted by seed)]`, sorted by label.
+        `[(label, [ComparedRun, ...] sorted by seed)]`, sorted by label.
 
     Raises:
         UserError: two runs of one group scored on different test items.

@@ -33,6 +33,7 @@ from typing import Optional
 
 from zoo.errors import ConfigError, UserError
 from zoo.registry import get_preset
+from zoo.settings import values
 from zoo.training.config import RunConfig, parse_value
 
 SEARCHES = ("grid", "random", "bayesian")
@@ -303,16 +304,16 @@ def _item(flag, item):
 
 
 def _seeds(value, where):
-    if isinstance(value, int) and not isinstance(value, bool):
-        if value < 1:
-            raise SpecError(f"{where}: seeds must be a count >= 1 or a list of seeds, got {value!r}")
-        return tuple(range(value))
-    if isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
-                                                 for s in value):
-        if len(set(value)) != len(value):
-            raise SpecError(f"{where}: seeds {value}: a seed is listed twice")
-        return tuple(value)
-    raise SpecError(f"{where}: seeds must be a count >= 1 or a list of whole numbers >= 0, got {value!r}")
+    """The seeds of a count (seeds 0..N-1) or a list, each checked as every seed is (`zoo.settings.values`)."""
+    try:
+        if isinstance(value, list) and value:
+            seeds = tuple(values.seed(seed, "a seed") for seed in value)
+            if len(set(seeds)) != len(seeds):
+                raise SpecError(f"{where}: seeds {value}: a seed is listed twice")
+            return seeds
+        return tuple(range(values.count(value, "seeds")))
+    except ConfigError as error:
+        raise SpecError(f"{where}: {error} (seeds: a count >= 1 or a list of seeds)") from None
 
 
 def _number(value):

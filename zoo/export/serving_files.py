@@ -42,7 +42,6 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, wr
 from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 
 from zoo import fileio
-from zoo.data.batching import LengthGrid
 
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
 BATCHING_FILE = "batching_parameters.txt"
@@ -55,8 +54,9 @@ STABLE, CANARY = "stable", "canary"
 
 
 # Sentence-length classes ---------------------------------------------------------------------------
-def length_classes(config):
-    """The `(premise length, hypothesis length)` classes of a run: the cells of its length grid.
+def length_classes(grid):
+    """The `(premise length, hypothesis length)` classes of a run: the cells of its length grid
+    (`zoo.runs.datasets.length_grid`).
 
     An open last boundary (a preset without a maximum length) is represented by twice the last closed one
     (or 50), a length no closed class holds.
@@ -64,9 +64,6 @@ def length_classes(config):
     Returns:
         a list of `(int, int)`.
     """
-    data = config["preset"]["data"]
-    grid = LengthGrid.for_max_lengths(data.get("max_premise_length"), data.get("max_hypothesis_length"))
-
     def closed(boundaries):
         known = [b for b in boundaries if b is not None]
         return [b if b is not None else 2 * (known[-1] if known else 25) for b in boundaries]

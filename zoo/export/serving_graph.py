@@ -4,7 +4,6 @@ large ones), used by `zoo.export.saved_model.build_archive` (see docs/serving.md
 
 import tensorflow as tf
 
-from zoo.data.batching import LengthGrid
 from zoo.data.vocab import PAD_ID
 
 INPUT_NAMES = ("premise", "hypothesis")
@@ -25,10 +24,9 @@ def next_power_of_two(n):
     return tf.where(power < n, power * 2, power)  # float rounding just below an exact power
 
 
-def length_boundaries(config):
-    """The closed boundaries of the run's length grid per side: `{"premise": [...], "hypothesis": [...]}`."""
-    data = config["preset"]["data"]
-    grid = LengthGrid.for_max_lengths(data.get("max_premise_length"), data.get("max_hypothesis_length"))
+def length_boundaries(grid):
+    """The closed boundaries of a run's length grid (`zoo.runs.datasets.length_grid`) per side:
+    `{"premise": [...], "hypothesis": [...]}`."""
     return {"premise": [b for b in grid.premise_boundaries if b is not None],
             "hypothesis": [b for b in grid.hypothesis_boundaries if b is not None]}
 

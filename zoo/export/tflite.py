@@ -58,19 +58,20 @@ from zoo.export.tflite_nli import METADATA_FILE, MODEL_FILE, TFLiteNLI, sha256_o
 from zoo.export.vocabulary import changed_tokens, cut_vocabulary
 from zoo.registry import get_spec
 from zoo.runs.layout import VOCAB_FILE
+from zoo.runs.record import DataSource
 
 REPORT_FILE = "metadata.json"
 QUANTIZATIONS = ("none", "dynamic-range", "float16")
 ACCURACY_TARGET_POINTS = 0.5  # the largest accepted accuracy drop of a variant, in points
 
 
-def _fixed_lengths(config):
+def _fixed_lengths(data):
     """The padded lengths of the TFLite inputs: the preset's maximum lengths.
 
     Raises:
         ExportError: when the preset does not truncate a side (no fixed length to pad to).
     """
-    lengths = max_lengths(config)
+    lengths = max_lengths(data)
     missing = [key for key, value in lengths.items() if not value]
     if missing:
         raise ExportError(f"the preset has no max_{missing[0]}_length; TFLite needs a fixed padded length "
@@ -90,8 +91,8 @@ def input_shapes(model, batch_size, lengths):
 def map_outputs(run):
     """The attention maps the TFLite model returns beside the probabilities (for `TFLiteNLI.explain`): the
     model's registered maps, and the element masks of models that attend over tree nodes."""
-    names = list(get_spec(run.config["model"]).attention)
-    if names and run.config["model"] in _MASKED_MAP_MODELS:
+    names = list(get_spec(run.record.model).attention)
+    if names and run.record.model in _MASKED_MAP_MODELS:
         names += ["premise_mask", "hypothesis_mask"]
     return names
 
@@ -124,7 +125,7 @@ def convert(run, batch_size=1, quantize="none", maps=True):
     quantize = quantize or "none"
     if quantize not in QUANTIZATIONS:
         raise ExportError(f"--quantize must be one of {', '.join(QUANTIZATIONS)}, got {quantize!r}")
-    lengths = _fixed_lengths(run.config)
+    lengths = _fixed_lengths(run.settings.data)
     model = run.model
     shapes = input_shapes(model, batch_size, lengths)
     spec = [tf.TensorSpec(shape, tf.int32, name=name) for name, shape in shapes.items()]
@@ -152,7 +153,7 @@ def convert(run, batch_size=1, quantize="none", maps=True):
             return converter.convert(), lengths, output_shapes
         except Exception as error:  # the converter raises ConverterError with an MLIR trace
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise ExportError(f"TFLite conversion of {run.config['model']!r} failed: {first}") from error
+            raise ExportError(f"TFLite conversion of {run.record.model!r} failed: {first}") from error
 
 
 EXPORT_FILES = (MODEL_FILE, VOCAB_FILE, METADATA_FILE, REPORT_FILE)
@@ -186,11 +187,11 @@ def export_tflite(run, out_dir, batch_size=1, overwrite=False, max_vocabulary=No
         fileio.recover_folder(out_dir, on_notice=log)
         _check_target(out_dir, overwrite)
         exported, vocabulary = cut_vocabulary(run, max_vocabulary)
-        report = {"model": run.config["model"], "quantize": quantize or "none", "batch_size": int(batch_size),
+        report = {"model": run.record.model, "quantize": quantize or "none", "batch_size": int(batch_size),
                   "vocabulary": dict(vocabulary, run_size=len(run.vocab))}
         if test_examples is not None:
             report["vocabulary"]["test_tokens"] = changed_tokens(run.tokenizer, run.vocab, exported.vocab,
-                                                                 test_examples, max_lengths(run.config))
+                                                                 test_examples, max_lengths(run.settings.data))
         if vocabulary["cut"]:
             log(_cut_line(run, vocabulary, report))
         flatbuffer, lengths, outputs = convert(exported, batch_size, quantize)
@@ -242,7 +243,7 @@ def _write_files(folder, run, exported, flatbuffer, lengths, outputs, batch_size
     vocab_path = os.path.join(folder, VOCAB_FILE)
     exported.vocab.save(vocab_path)
     fileio.fault_point("export:tflite:vocab-written")
-    metadata = {"model": run.config["model"], "tokenizer": run.tokenizer.get_config(),
+    metadata = {"model": run.record.model, "tokenizer": run.tokenizer.get_config(),
                 "labels": list(run.labels), "batch_size": int(batch_size),
                 "max_depth": run.model.max_depth if run.model.reads_parse_trees else None,
                 "max_premise_length": lengths["premise"], "max_hypothesis_length": lengths["hypothesis"],
@@ -277,23 +278,20 @@ def read_report(path):
 
 
 def test_examples_of(run, source=None):
-    """The labelled test split of the run's data (`config["data"]`), or of `source` (a corpus name or path).
+    """The labelled test split of the run's data (its record's `DataSource`), or of `source` (a corpus name
+    or path).
 
     Raises:
         ExportError: the data cannot be loaded or has no test split.
     """
-    data = run.config.get("data")
-    options = data if isinstance(data, dict) else {"source": data}  # older runs name only the source
-    if source is not None:
-        options = {"source": source}
-    if not options.get("source"):
+    data = run.record.data if source is None else DataSource(source=source)
+    if data is None or not data.source:
         raise ExportError("the run does not name its data; give --test-data")
     try:
-        splits, report = load_corpus(options["source"], fields=options.get("fields"), labels=options.get("labels"),
-                                     roles=options.get("roles"))
+        splits, report = load_corpus(data.source, fields=data.fields, labels=data.labels, roles=data.roles)
         return by_role(splits, report, required=("test",))["test"]
     except Exception as error:  # unreachable download, missing files, no test split
-        raise ExportError(f"cannot load the test split of {options['source']!r} for the accuracy check: {error} "
+        raise ExportError(f"cannot load the test split of {data.source!r} for the accuracy check: {error} "
                           "(give --test-data, or --no-accuracy-check)") from None
 
 

@@ -1,6 +1,6 @@
 """A smaller vocabulary for exports that must fit a device (`export.py --max-vocabulary N`).
 
-A run's vocabulary holds its training words first (ids 3 to `config["vocabulary"]["training_words"] - 1`,
+A run's vocabulary holds its training words first (ids 3 to `record.vocabulary["training_words"] - 1`,
 most frequent first) and then the words that only the pretrained vectors brought (frozen rows, for dev
 and test words unseen in training). Keeping the first N ids therefore drops the rarest words, the
 pretrained-only ones before any training word; a dropped word maps to [UNK] like any unknown word.
@@ -13,6 +13,8 @@ small, report = cut_vocabulary(zoo.load("runs/rocktaschel_wbw"), 20000)
 report  # {"kept": 20000, "cut": 31234, "training_words": 14016, "training_words_cut": 0}
 ```
 """
+
+import dataclasses
 
 import numpy as np
 
@@ -29,7 +31,7 @@ def cut_vocabulary(run, max_vocabulary):
         max_vocabulary: ids to keep (the 3 reserved ones included).
 
     Returns:
-        `(run, report)`: a `Run` sharing the run directory and config (with the new vocabulary size) whose
+        `(run, report)`: a `Run` sharing the run directory and record (with the new vocabulary size) whose
         model has `max_vocabulary` rows (the run itself when it has no more ids), and
         `{"kept", "cut", "training_words", "training_words_cut"}`.
 
@@ -43,14 +45,14 @@ def cut_vocabulary(run, max_vocabulary):
         raise ExportError(f"--max-vocabulary must keep at least one word besides the 3 reserved ids, got {size}")
     source = run.model
     if not getattr(source, "embeds_words", True):  # HIM: each member has its own table
-        raise ExportError(f"--max-vocabulary: {run.config['model']} has no single word embedding to cut")
-    config = dict(run.config, vocabulary_size=size, tunable_words="none", num_tunable=0)
-    model = build_model(config)
+        raise ExportError(f"--max-vocabulary: {run.record.model} has no single word embedding to cut")
+    record = dataclasses.replace(run.record, vocabulary_size=size, tunable_words="none", num_tunable=0)
+    model = build_model(record)
     skip = {id(w) for w in source.embedding.weights} | {id(w) for w in model.embedding.weights}
     old = [w for w in source.weights if id(w) not in skip]
     new = [w for w in model.weights if id(w) not in skip]
     if len(old) != len(new) or any(tuple(a.shape) != tuple(b.shape) for a, b in zip(old, new)):
-        raise ExportError(f"--max-vocabulary: the weights of {run.config['model']} do not carry over to a "
+        raise ExportError(f"--max-vocabulary: the weights of {run.record.model} do not carry over to a "
                           "model with a smaller vocabulary")
     for a, b in zip(old, new):
         b.assign(a)
@@ -58,11 +60,11 @@ def cut_vocabulary(run, max_vocabulary):
     model.embedding.set_vectors(vectors)
     vocab = Vocabulary(run.vocab.words[:size])
     report = {"kept": size, "cut": len(run.vocab) - size, **_training_words(run, size)}
-    return Run(run.run_dir, model, vocab, run.tokenizer, config), report
+    return Run(run.run_dir, model, vocab, run.tokenizer, record), report
 
 
 def _training_words(run, kept):
-    training = (run.config.get("vocabulary") or {}).get("training_words")
+    training = (run.record.vocabulary or {}).get("training_words")
     if training is None:
         return {"training_words": None, "training_words_cut": None}
     return {"training_words": int(training), "training_words_cut": max(0, int(training) - kept)}

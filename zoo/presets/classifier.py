@@ -32,7 +32,9 @@ from zoo.data.pipeline import with_input_options
 from zoo.layers.serializable import serializable
 from zoo.presets.preprocessor import is_raw
 from zoo.presets.saving import write_preset
+from zoo.runs.optimizer import make_optimizer
 from zoo.runs.run import softmax
+from zoo.settings import TrainSettings
 
 
 @serializable
@@ -43,8 +45,9 @@ class NLIClassifier(keras.Model):
     Args:
         backbone: the `NLIModel`.
         preprocessor: the `NLIPreprocessor` (None: the classifier takes id inputs only).
-        optimizer_settings: what `compile()` with `optimizer="auto"` uses: Adam with the run's
-            `learning_rate`, `beta_1`, `beta_2`, `epsilon` and `global_clipnorm`.
+        optimizer_settings: what `compile()` with `optimizer="auto"` uses: the run's train settings that
+            build its optimizer (`learning_rate`, `beta_1`, `beta_2`, `epsilon`, `global_clipnorm`; a dict, as
+            saved; those missing take `zoo.settings.TrainSettings`' defaults).
         preset_metadata: the metadata of the preset it was loaded from (its provenance; `save_to_preset`
             carries it on).
         fine_tuned: whether `fit` ran since the provenance's results were measured (set by `fit`).
@@ -57,6 +60,7 @@ class NLIClassifier(keras.Model):
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.optimizer_settings = dict(optimizer_settings or {})
+        self.train_settings = TrainSettings.of(self.optimizer_settings)  # checked now, one line if wrong
         self.preset_metadata = dict(preset_metadata or {})
         self.fine_tuned = bool(fine_tuned)
         if not backbone.built:
@@ -77,12 +81,10 @@ class NLIClassifier(keras.Model):
         return self.backbone(inputs, training=training, xla=bool(self.jit_compile))
 
     def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
-        """Keras' `compile`, with defaults for fine-tuning: `"auto"` gives Adam with the run's settings
-        (`optimizer_settings`), cross-entropy on the logits and accuracy."""
+        """Keras' `compile`, with defaults for fine-tuning: `"auto"` gives the run's optimizer (built as
+        training builds it, `zoo.runs.optimizer.make_optimizer`), cross-entropy on the logits and accuracy."""
         if optimizer == "auto":
-            settings = {"learning_rate": 1e-3, **{k: v for k, v in self.optimizer_settings.items() if v is not None}}
-            allowed = ("learning_rate", "beta_1", "beta_2", "epsilon", "global_clipnorm", "clipnorm")
-            optimizer = keras.optimizers.Adam(**{k: v for k, v in settings.items() if k in allowed})
+            optimizer = make_optimizer(self.train_settings)
         if loss == "auto":
             loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         if metrics == "auto":

@@ -8,10 +8,9 @@ The export holds the run's lock (`zoo.runs.layout.lock`, the one training holds:
 is refused in one line) while it reads the run, and `write_preset` holds the preset folder's lock while
 it builds the preset beside the folder and moves it in whole (`zoo.presets.saving`).
 
-What a preset takes from the run's `config.json` is read in one place, `RunSettings.of(config)`.
+What a preset folder takes from the run is read from its typed record (`zoo.runs.record.RunRecord`).
 """
 
-import dataclasses
 import errno
 import os
 import socket
@@ -26,45 +25,8 @@ from zoo.registry import get_spec
 from zoo.runs import layout
 from zoo.runs.run import load_run
 
-# The Adam settings of a run's training that a classifier's `compile()` fine-tunes with.
-OPTIMIZER_KEYS = ("learning_rate", "beta_1", "beta_2", "epsilon", "global_clipnorm")
-
-
-@dataclasses.dataclass(frozen=True)
-class RunSettings:
-    """What a preset takes from a run's `config.json`: the one place its keys are read.
-
-    Attributes:
-        model: the registered model name.
-        max_premise_length, max_hypothesis_length: the data's truncation (None: none).
-        optimizer: the run's Adam settings (`OPTIMIZER_KEYS` it has).
-        provenance: what metadata.json records of the run (data, vectors, training settings, seed...).
-    """
-
-    model: str
-    max_premise_length: int | None = None
-    max_hypothesis_length: int | None = None
-    optimizer: dict = dataclasses.field(default_factory=dict)
-    data: dict | str | None = None
-    embeddings: dict = dataclasses.field(default_factory=dict)
-    training: dict = dataclasses.field(default_factory=dict)
-
-    @classmethod
-    def of(cls, config):
-        """The settings of a run's `config.json` content (a dict)."""
-        preset = config.get("preset") or {}
-        data, train = preset.get("data") or {}, preset.get("train") or {}
-        return cls(
-            model=config["model"],
-            max_premise_length=data.get("max_premise_length"),
-            max_hypothesis_length=data.get("max_hypothesis_length"),
-            optimizer={key: train[key] for key in OPTIMIZER_KEYS if key in train},
-            data=config.get("data"),
-            embeddings={"source": config.get("embeddings"), "dim": config.get("embedding_dim"),
-                        "tunable_words": config.get("tunable_words"), "num_tunable": config.get("num_tunable")},
-            training={"preset": config.get("preset"), "overrides": config.get("overrides", {}),
-                      "seed": config.get("seed"), "mixed_precision": config.get("mixed_precision"),
-                      "init_from": config.get("init_from")})
+# The train settings of a run that build its optimizer: what a classifier's `compile()` fine-tunes with.
+OPTIMIZER_KEYS = ("optimizer", "learning_rate", "beta_1", "beta_2", "epsilon", "global_clipnorm")
 
 
 def classifier_from_run(run):
@@ -77,15 +39,16 @@ def classifier_from_run(run):
     Returns:
         an `NLIClassifier` sharing the run's model.
     """
-    settings = RunSettings.of(run.config)
+    record = run.record
     model = run.model
+    train = record.settings.train.to_json()
     tokenizer = NLITokenizer(run.vocab, lowercase=run.tokenizer.lowercase)
-    preprocessor = NLIPreprocessor(tokenizer, max_premise_length=settings.max_premise_length,
-                                   max_hypothesis_length=settings.max_hypothesis_length, labels=run.labels,
+    preprocessor = NLIPreprocessor(tokenizer, max_premise_length=record.settings.data.max_premise_length,
+                                   max_hypothesis_length=record.settings.data.max_hypothesis_length, labels=run.labels,
                                    parse_trees=model.reads_parse_trees,
                                    max_depth=getattr(model, "max_depth", None) if model.reads_parse_trees else None)
-    return NLIClassifier(model, preprocessor, optimizer_settings=settings.optimizer,
-                         name=f"{settings.model}_classifier")
+    return NLIClassifier(model, preprocessor, optimizer_settings={key: train[key] for key in OPTIMIZER_KEYS},
+                         name=f"{record.model}_classifier")
 
 
 def run_metadata(run):
@@ -95,12 +58,12 @@ def run_metadata(run):
     Raises:
         PresetError: the run has no results yet (training unfinished, or not evaluated).
     """
-    settings = RunSettings.of(run.config)
+    record = run.record
     results = run.results
     if not results:
         raise PresetError(f"{run.run_dir}: the run has no results.json (training unfinished?): finish it "
                           "(rerun train.py with the same settings) before exporting a preset")
-    spec = get_spec(settings.model)
+    spec = get_spec(record.model)
 
     def scores(split):
         entry = results.get(split) or {}
@@ -109,15 +72,17 @@ def run_metadata(run):
                 "per_class_accuracy": entry.get("per_class_accuracy")}
 
     return {
-        "model": settings.model,
+        "model": record.model,
         "paper": spec.paper,
         "paper_parameters_without_embeddings": spec.paper_params,
-        "data": settings.data,
-        "embeddings": {**settings.embeddings, "coverage": (results.get("embeddings") or {}).get("coverage")},
-        "training": {"preset": settings.training["preset"], "overrides": settings.training["overrides"],
-                     "seed": settings.training["seed"], "epochs_run": results.get("epochs_run"),
-                     "best_epoch": results.get("best_epoch"), "mixed_precision": settings.training["mixed_precision"],
-                     "init_from": settings.training["init_from"]},
+        "data": None if record.data is None else record.data.to_json(),
+        "embeddings": {"source": record.embeddings, "dim": record.embedding_dim,
+                       "tunable_words": record.tunable_words, "num_tunable": record.num_tunable,
+                       "coverage": (results.get("embeddings") or {}).get("coverage")},
+        "training": {"preset": record.settings.to_json(), "overrides": dict(record.overrides), "seed": record.seed,
+                     "epochs_run": results.get("epochs_run"), "best_epoch": results.get("best_epoch"),
+                     "mixed_precision": record.mixed_precision,
+                     "init_from": None if record.init_from is None else record.init_from.to_json()},
         "results": {"dev": scores("dev"), "test": scores("test")},
         "run": os.path.basename(os.path.normpath(run.run_dir)),
     }

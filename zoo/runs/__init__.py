@@ -3,7 +3,9 @@
 Export, prediction, evaluation and presets read runs through this package; none of them imports the
 training loop (`zoo.training`), which sits above it and writes runs.
 
-- `layout`: the run directory's files, `config.json`, and what a rerun does with an existing directory.
+- `record`: `RunRecord`, the run's `config.json` read back typed (the one module that reads and writes it),
+  and the shape of `results.json`.
+- `layout`: the run directory's files and what a rerun does with an existing directory.
 - `state`: the run state in `backup/`, one generation per epoch committed by `state.json`.
 - `faults`: the kill -9 hook between write steps (`NLI_ZOO_FAULT_AT`) for the fault tests.
 - `run`: `Run` and `load_run` (`zoo.load(run_dir)`).
@@ -13,12 +15,12 @@ training loop (`zoo.training`), which sits above it and writes runs.
 
 import importlib
 
-from zoo.runs.layout import load_config
+from zoo.runs.record import RunRecord, load_record
 
-__all__ = ["Run", "build_model", "load_config", "load_run"]
+__all__ = ["Run", "RunRecord", "build_model", "load_record", "load_run"]
 
 # `Run`, `build_model` and `load_run` import TensorFlow and keras (about 6 s together): they are loaded on
-# first use, so that importing a light module of this package (`zoo.runs.settings`, `zoo.runs.layout`) does
+# first use, so that importing a light module of this package (`zoo.runs.record`, `zoo.runs.layout`) does
 # not start TensorFlow before a command has filtered its start-up lines (`zoo.commands.startup`).
 _LAZY = {"Run": "zoo.runs.run", "build_model": "zoo.runs.run", "load_run": "zoo.runs.run"}
 

@@ -13,7 +13,6 @@ import numpy as np
 from zoo.data.batching import LengthGrid
 from zoo.data.pipeline import make_dataset
 from zoo.data.tree_pipeline import make_tree_dataset
-from zoo.runs.settings import RunSettings, data_settings_of
 
 # Sentences from which tokenizing says what it does and how far it got (SNLI's 550k pairs take ~25 s).
 PROGRESS_FROM = 100_000
@@ -51,9 +50,8 @@ def length_grid(data):
     """The `LengthGrid` of the run's maximum lengths (the batch shapes of its runs).
 
     Args:
-        data: the run's `DataSettings` (or a preset / `RunSettings`, whose data settings are used).
+        data: the run's `DataSettings`.
     """
-    data = data_settings_of(data)
     return LengthGrid.for_max_lengths(data.max_premise_length, data.max_hypothesis_length)
 
 
@@ -73,7 +71,6 @@ def length_notes(examples, tokenizer, data, what=None, tokens=None):
         `{"pairs", "premises_cut", "hypotheses_cut", "empty_premises", "empty_hypotheses"}` and the maximum
         lengths (`max_premise_length`, `max_hypothesis_length`).
     """
-    data = data_settings_of(data)
     tokens = tokenize_sentences(tokenizer, examples) if tokens is None else tokens
     n = len(examples)
     premises, hypotheses = tokens[:n], tokens[n:]
@@ -121,13 +118,12 @@ def make_model_batches(examples, vocab, tokenizer, settings, batch_size=None, sh
     The dataset's cardinality is the number of batches of an epoch (progress bars show a total).
 
     Args:
-        settings: the run's `RunSettings` (or its preset dict, as `config.json` records it).
+        settings: the run's `zoo.settings.RunSettings`.
         batch_size: pairs per batch (default: the run's `train.batch_size`).
 
     Returns:
         a dataset of `(features, labels, weights)` (see `zoo.data.pipeline.make_dataset`).
     """
-    settings = RunSettings.of(settings)
     data = settings.data
     common = dict(vocab=vocab, tokenizer=tokenizer, batch_size=batch_size or settings.train.batch_size,
                   max_premise_length=data.max_premise_length, max_hypothesis_length=data.max_hypothesis_length,
@@ -158,11 +154,10 @@ def by_shape(examples, tokenizer, data):
     in the examples' order (per-genre breakdowns, prediction files) without bucketing's reordering.
 
     Args:
-        data: the run's `DataSettings` (or a preset / `RunSettings`).
+        data: the run's `DataSettings`.
     """
     if not examples:
         return np.zeros(0, np.int64)
-    data = data_settings_of(data)
     tokens = tokenize_sentences(tokenizer, examples)
     n = len(examples)
     lp = np.asarray([len(t) for t in tokens[:n]])

@@ -104,7 +104,7 @@ def evaluate_dataset(model, dataset, genres=None, verbose=0):
     return results
 
 
-def evaluate_examples(model, examples, vocab, tokenizer, preset, batch_size=None, verbose=0):
+def evaluate_examples(model, examples, vocab, tokenizer, settings, batch_size=None, verbose=0):
     """`scores` of a model on labelled examples, per genre where they have one.
 
     The pairs are batched grouped by shape (`zoo.runs.datasets.by_shape`) and scored in their own order.
@@ -112,15 +112,15 @@ def evaluate_examples(model, examples, vocab, tokenizer, preset, batch_size=None
     Args:
         model: an `NLIModel` (or HIM).
         examples: dicts with `premise`, `hypothesis`, `label` (and parses, `genre`), as the loaders give.
-        vocab, tokenizer, preset: the run's (`preset`: its `RunSettings`, or the preset dict of `config.json`).
-        batch_size: pairs per batch (default: the preset's).
+        vocab, tokenizer, settings: the run's (`settings`: its `zoo.settings.RunSettings`).
+        batch_size: pairs per batch (default: the run's).
         verbose: 1 shows a progress bar.
     """
     from zoo.runs.datasets import by_shape, make_model_batches
 
-    order = by_shape(examples, tokenizer, preset)
+    order = by_shape(examples, tokenizer, settings.data)
     ordered = [examples[i] for i in order]
-    dataset = make_model_batches(ordered, vocab, tokenizer, preset, batch_size=batch_size, bucket=False)
+    dataset = make_model_batches(ordered, vocab, tokenizer, settings, batch_size=batch_size, bucket=False)
     genres = [ex.get("genre", "") for ex in ordered]
     return keep_items(evaluate_dataset(model, dataset, genres=genres, verbose=verbose), examples, order)
 

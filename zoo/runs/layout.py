@@ -14,7 +14,8 @@ RUN/
   evaluations/      # evaluate.py reports
   logs/             # TensorBoard
 ```
-This module reads and writes those files; it imports nothing of the zoo above `zoo.errors`.
+This module reads and writes those files; `config.json` (the typed `RunRecord`) and the shape of `results.json`
+are read and written by `zoo.runs.record`.
 """
 
 import os
@@ -23,14 +24,14 @@ import shutil
 from zoo import fileio
 from zoo.errors import TrainError
 from zoo.runs.faults import fault_point
+from zoo.runs.record import (CONFIG_FILE, CONFIG_REMEDY, RESULTS_FILE, RESULTS_REMEDY, load_record, read_results,
+                             save_record)
 from zoo.runs.state import RunState, generation, is_complete, remove_backup, weights_readable
 
-CONFIG_FILE = "config.json"
 VOCAB_FILE = "vocab.txt"
 BEST_WEIGHTS_FILE = "best.weights.h5"
 BACKUP_DIR = "backup"
 HISTORY_FILE = "history.json"
-RESULTS_FILE = "results.json"
 PREVIOUS_RESULTS_FILE = "results.previous.json"  # a finished run's results while it trains further
 LOGS_DIR = "logs"
 
@@ -51,9 +52,9 @@ def default_run_dir(model_name, root="runs"):
 # What to do about a damaged file of a run, by its name: each remedy is one tests/test_reliability_runs.py
 # follows, and the run then ends with the results of an uninterrupted one.
 REMEDIES = {
-    "config.json": "it holds the run's settings: repair it by hand, or train the run again with --overwrite",
-    "history.json": "delete it: rerunning train.py on the run writes it again from the run's state or results",
-    "results.json": "delete it: rerunning train.py on the run evaluates its best weights again and writes it",
+    CONFIG_FILE: CONFIG_REMEDY,
+    HISTORY_FILE: "delete it: rerunning train.py on the run writes it again from the run's state or results",
+    RESULTS_FILE: RESULTS_REMEDY,
 }
 DEFAULT_REMEDY = ("the run directory is damaged: delete that file to let a rerun rebuild it, or train again with "
                   "--overwrite")
@@ -85,24 +86,6 @@ def lock(run_dir):
     return fileio.DirectoryLock(run_dir, what="run directory")
 
 
-def load_config(run_dir):
-    """The `config.json` of a run.
-
-    Raises:
-        FileNotFoundError: when `run_dir` has no config.
-    """
-    path = os.path.join(run_dir, CONFIG_FILE)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{run_dir!r} is not a run directory (no {CONFIG_FILE})")
-    return read_json(path)
-
-
-def save_config(run_dir, config):
-    """Writes `config.json` into `run_dir` (created when missing)."""
-    os.makedirs(run_dir, exist_ok=True)
-    write_json(os.path.join(run_dir, CONFIG_FILE), config)
-
-
 # Settings a rerun may change without starting again: more epochs train a run further.
 RESUMABLE_CHANGES = ("train.epochs",)
 
@@ -119,19 +102,18 @@ def config_differences(old, new, ignore=RESUMABLE_CHANGES):
                 for name in sorted(set(sa) | set(sb)):
                     if sa.get(name) != sb.get(name) and f"{section}.{name}" not in ignore:
                         lines.append(f"{section}.{name}: {sa.get(name)!r} -> {sb.get(name)!r}")
-        elif key == "init_from" and isinstance(a, dict) and a.get("run_dir") == b:
-            continue  # config.json records the run started from as a dict with its path
         elif a != b:
             lines.append(f"{key}: {a!r} -> {b!r}")
     return lines
 
 
-def prepare_run_dir(run_dir, identity, overwrite=False):
+def prepare_run_dir(run_dir, identity, epochs, overwrite=False):
     """Decides what to do with `run_dir` for a run whose identity entries are `identity`.
 
     Args:
         run_dir: the run directory.
-        identity: `{key: value}` for `IDENTITY_KEYS`.
+        identity: `{key: value}` for `IDENTITY_KEYS` (`RunConfig.identity()`).
+        epochs: the epochs asked for (more than a finished run trained: it trains further).
         overwrite: delete an existing run whose settings differ (or that finished) and start again.
 
     Returns:
@@ -145,7 +127,9 @@ def prepare_run_dir(run_dir, identity, overwrite=False):
         zoo.runs.state.RunStateError: a damaged run state (one line saying what to do).
     """
     try:
-        old = read_json(os.path.join(run_dir, CONFIG_FILE))
+        old = load_record(run_dir)
+    except FileNotFoundError:
+        old = None
     except ValueError:  # a damaged config.json (CorruptFileError names it and the remedy: --overwrite)
         if not overwrite:
             raise
@@ -158,7 +142,7 @@ def prepare_run_dir(run_dir, identity, overwrite=False):
         if os.path.isdir(run_dir) and overwrite:
             clear_run_dir(run_dir)
         return "new"
-    differences = config_differences(old, identity)
+    differences = config_differences(old.identity(), identity)
     finished = os.path.exists(os.path.join(run_dir, RESULTS_FILE))
     if differences or (finished and overwrite):
         if not overwrite:
@@ -167,14 +151,13 @@ def prepare_run_dir(run_dir, identity, overwrite=False):
                 "same settings to resume, choose another --run-dir, or pass --overwrite to start again")
         clear_run_dir(run_dir)
         return "new"
-    requested = identity["preset"]["train"]["epochs"]
     if finished:
-        results = read_json(os.path.join(run_dir, RESULTS_FILE))
-        trained = old.get("preset", {}).get("train", {}).get("epochs")
-        ran = len(results.get("history") or []) if isinstance(results, dict) else 0
+        results = read_results(run_dir)
+        trained = old.settings.train.epochs
+        ran = len(results.get("history") or [])
         # A run that trained all its epochs and is asked for more trains further; one that stopped early
         # (its schedule or early stopping) would stop again, so it stays finished.
-        return "extend" if trained is not None and requested > trained and ran >= trained else "finished"
+        return "extend" if epochs > trained and ran >= trained else "finished"
     state = RunState(os.path.join(run_dir, BACKUP_DIR)).load()  # the state decides; RunStateError if damaged
     if state.current is not None:
         return "evaluate" if is_complete(state.current, requested) else "resume"
@@ -194,7 +177,7 @@ def finished_run(run_dir):
     Raises:
         TrainError: its best weights cannot be read (a finished run keeps no other copy of them).
     """
-    results = read_json(os.path.join(run_dir, RESULTS_FILE))
+    results = read_results(run_dir)
     best = os.path.join(run_dir, BEST_WEIGHTS_FILE)
     if not weights_readable(best):
         raise TrainError(f"{best} {'cannot be read' if os.path.exists(best) else 'is missing'} and a finished run "
@@ -223,7 +206,7 @@ def start_extension(run_dir):
     Raises:
         TrainError: its best weights are missing (nothing to train further from).
     """
-    results = read_json(os.path.join(run_dir, RESULTS_FILE))
+    results = read_results(run_dir)
     best_path = os.path.join(run_dir, BEST_WEIGHTS_FILE)
     if results.get("best_epoch") is None or not weights_readable(best_path):
         raise TrainError(f"{run_dir} cannot be trained further: its best weights ({best_path}) cannot be read; "

@@ -31,7 +31,7 @@ import numpy as np
 from zoo.data.trees import element_labels
 from zoo.runs.evaluation import evaluate_saved_model
 from zoo.runs.pairs import check_pairs
-from zoo.runs.settings import DataSettings, RunSettings
+from zoo.settings import DataSettings
 
 
 def probability_dicts(labels, probabilities):
@@ -189,7 +189,7 @@ class RunPredictor(Predictor):
 
     @property
     def name(self):
-        return self.run.config["model"]
+        return self.run.record.model
 
     @property
     def reads_parse_trees(self):
@@ -200,7 +200,7 @@ class RunPredictor(Predictor):
 
     def input_limits(self):
         """The run's tokenizer and the maximum lengths of its data settings (those it was trained with)."""
-        data = RunSettings.of(self.run.config["preset"]).data
+        data = self.run.settings.data
         return self.run.tokenizer, data.max_premise_length, data.max_hypothesis_length
 
     def evaluate(self, examples, batch_size=None, verbose=0):
@@ -213,8 +213,8 @@ class RunPredictor(Predictor):
         (pair,) = check_pairs([(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse)])
         ids = run.encode([pair])
         outputs = {k: np.asarray(v)[0] for k, v in run.model.explain(ids).items()}
-        data = run.config["preset"]["data"]
-        premise_tokens = run.tokenizer.tokenize(premise)[:data.get("max_premise_length")]
-        hypothesis_tokens = run.tokenizer.tokenize(hypothesis)[:data.get("max_hypothesis_length")]
+        data = run.settings.data
+        premise_tokens = run.tokenizer.tokenize(premise)[:data.max_premise_length]
+        hypothesis_tokens = run.tokenizer.tokenize(hypothesis)[:data.max_hypothesis_length]
         outputs["padded_premise_length"] = ids["premise"].shape[1]
         return Explanation.from_outputs(outputs, premise_tokens, hypothesis_tokens, self.labels)

@@ -13,69 +13,59 @@ import os
 
 import numpy as np
 
-from zoo.constants import LABELS
 from zoo.data.pipeline import encode_model_inputs
 from zoo.data.tokenizer import Tokenizer
 from zoo.data.vocab import Vocabulary
-from zoo.registry import create_model, get_preset
+from zoo.registry import create_model
 from zoo.runs.evaluation import evaluate_examples
-from zoo.runs.layout import BEST_WEIGHTS_FILE, RESULTS_FILE, VOCAB_FILE, load_config, read_json
+from zoo.runs.layout import BEST_WEIGHTS_FILE, VOCAB_FILE
 from zoo.runs.pairs import check_pairs
-
-# Model settings added after runs were written, with the value those runs were trained with: a run
-# whose config lacks one gets this value, not the current preset's.
-LEGACY_MODEL_SETTINGS = {"classifier_activation": "linear", "complete_trees": "carried"}
+from zoo.runs.record import load_record, read_results
 
 
-def build_model(config):
-    """Builds (with weights created, not loaded) the model a run config describes.
-
-    A setting the run's config lacks takes the value runs had before it existed (`LEGACY_MODEL_SETTINGS`),
-    so an older run loads as it was trained.
-
-    Args:
-        config: a run's `config.json` content.
+def build_model(record):
+    """Builds (with weights created, not loaded) the model a run's `RunRecord` describes (an older run's
+    record carries the settings it was trained with: `zoo.runs.record.LEGACY_MODEL_SETTINGS`).
 
     Returns:
         the `NLIModel`.
     """
-    settings = dict(config["preset"]["model"])
-    preset = get_preset(config["model"])["model"]
-    for key, value in LEGACY_MODEL_SETTINGS.items():
-        if key in preset and key not in settings:
-            settings[key] = value
-    return create_model(
-        config["model"], vocabulary_size=config["vocabulary_size"], embedding_dim=config["embedding_dim"],
-        tunable_words=config["tunable_words"], num_tunable=config["num_tunable"], **settings)
+    return create_model(record.model, vocabulary_size=record.vocabulary_size, embedding_dim=record.embedding_dim,
+                        tunable_words=record.tunable_words, num_tunable=record.num_tunable, **record.settings.model)
 
 
 class Run:
-    """A trained run: model with its best weights, vocabulary, tokenizer and config.
+    """A trained run: model with its best weights, vocabulary, tokenizer and record.
 
     Args:
         run_dir: the run directory.
         model: the `NLIModel` with its weights loaded.
         vocab: the `Vocabulary`.
         tokenizer: the `Tokenizer`.
-        config: the `config.json` content.
+        record: the run's `config.json`, typed (`zoo.runs.record.RunRecord`).
     """
 
-    def __init__(self, run_dir, model, vocab, tokenizer, config):
+    def __init__(self, run_dir, model, vocab, tokenizer, record):
         self.run_dir = run_dir
         self.model = model
         self.vocab = vocab
         self.tokenizer = tokenizer
-        self.config = config
+        self.record = record
+
+    @property
+    def settings(self):
+        """The paper preset the run trained with (`zoo.settings.RunSettings`)."""
+        return self.record.settings
 
     @property
     def labels(self):
         """Label names by id."""
-        return tuple(self.config.get("labels", LABELS))
+        return self.record.labels
 
     @property
     def results(self):
-        """The run's `results.json` content (None before the test evaluation)."""
-        return read_json(os.path.join(self.run_dir, RESULTS_FILE))
+        """The run's `results.json` content (None before the test evaluation; its shape checked)."""
+        return read_results(self.run_dir)
 
     def encode(self, pairs, pair_ids=None):
         """Model inputs of `[(premise, hypothesis), ...]`, truncated like the training data.
@@ -97,9 +87,9 @@ class Run:
             zoo.runs.pairs.PairError: a pair that is not 2 to 4 strings (naming it).
         """
         pairs = check_pairs(pairs)
-        data = self.config["preset"]["data"]
-        return encode_model_inputs(pairs, self.vocab, self.tokenizer, data.get("max_premise_length"),
-                                   data.get("max_hypothesis_length"), parse_trees=self.model.reads_parse_trees,
+        data = self.settings.data
+        return encode_model_inputs(pairs, self.vocab, self.tokenizer, data.max_premise_length,
+                                   data.max_hypothesis_length, parse_trees=self.model.reads_parse_trees,
                                    max_depth=getattr(self.model, "max_depth", None), pair_ids=pair_ids)
 
     def predict_probabilities(self, pairs, batch_size=256):
@@ -127,7 +117,7 @@ class Run:
         Returns:
             `zoo.runs.evaluation.scores`' dict.
         """
-        return evaluate_examples(self.model, list(examples), self.vocab, self.tokenizer, self.config["preset"],
+        return evaluate_examples(self.model, list(examples), self.vocab, self.tokenizer, self.settings,
                                  batch_size=batch_size, verbose=verbose)
 
     def predict(self, pairs, batch_size=256):
@@ -163,15 +153,15 @@ def load_run(run_dir, weights=BEST_WEIGHTS_FILE):
         FileNotFoundError: when the config, vocabulary or weights are missing.
         ValueError: a damaged config or weights file (one line naming it), a vocabulary of another size.
     """
-    config = load_config(run_dir)
+    record = load_record(run_dir)
     for name in (VOCAB_FILE, weights):
         if not os.path.exists(os.path.join(run_dir, name)):
             raise FileNotFoundError(f"run {run_dir!r} has no {name} (is training finished?)")
     vocab = Vocabulary.load(os.path.join(run_dir, VOCAB_FILE))
-    if len(vocab) != config["vocabulary_size"]:
-        raise ValueError(f"{VOCAB_FILE} has {len(vocab)} tokens, config.json says {config['vocabulary_size']}")
-    tokenizer = Tokenizer.from_config(config["tokenizer"])
-    model = build_model(config)
+    if len(vocab) != record.vocabulary_size:
+        raise ValueError(f"{VOCAB_FILE} has {len(vocab)} tokens, config.json says {record.vocabulary_size}")
+    tokenizer = Tokenizer.from_config(record.tokenizer_config)
+    model = build_model(record)
     path = os.path.join(run_dir, weights)
     try:
         model.load_weights(path)
@@ -181,7 +171,7 @@ def load_run(run_dir, weights=BEST_WEIGHTS_FILE):
                                      "another model; a run still training writes it again from its backup when "
                                      "train.py is rerun on it, a finished run keeps no other copy: train it again "
                                      "with --overwrite") from None
-    return Run(run_dir, model, vocab, tokenizer, config)
+    return Run(run_dir, model, vocab, tokenizer, record)
 
 
 class UnreadableWeightsError(ValueError):

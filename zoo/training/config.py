@@ -3,11 +3,11 @@
 It is built from `train.py`'s command line (`RunConfig.from_options`, with the options
 `zoo.commands.train` parsed) or from Python keyword arguments (`RunConfig.create(model="esim",
 dataset="snli_sample", ...)`), resolves the paper preset with the overrides once, and is never changed
-afterwards (a frozen dataclass). What the run trains with travels typed: `config.train` (`TrainSettings`),
+afterwards (a frozen dataclass). What the run trains with travels typed: `config.settings`
+(`zoo.settings.RunSettings`: the paper preset with the overrides), with `config.train` (`TrainSettings`),
 `config.data` (`DataSettings`) and `config.model_settings` (the model's constructor keyword arguments, a
-dict), all three as `config.settings` (`zoo.runs.settings.RunSettings`). `config.json` records the run:
-`identity()` holds the entries a rerun must match to resume, `to_json()` the whole configuration (its
-format is unchanged: the preset as a nested dict).
+dict). `identity()` holds the entries a rerun must match to resume, `to_json()` the whole request, which
+training completes into the run's `config.json` (`zoo.runs.record.RunRecord`).
 
 Example:
 ```python
@@ -16,10 +16,12 @@ config = RunConfig.create(model="bowman_lstm", dataset="snli_sample", embeddings
                           overrides={"hidden_size": 8})
 config.train.epochs, config.data.max_premise_length, config.run_dir     # 1, 100, 'runs/bowman_lstm'
 ```
+
+Every value is checked by the validator of its kind (`zoo.settings.values`), the same one each command's
+flags use.
 """
 
 import dataclasses
-import functools
 import json
 import os
 import sys
@@ -28,9 +30,9 @@ from typing import Optional
 from zoo.errors import ConfigError
 from zoo.fileio import CorruptFileError
 from zoo.registry import apply_overrides, get_preset
-from zoo.runs.layout import default_run_dir, load_config
-from zoo.runs.settings import (DataSettings, RunSettings, TrainSettings, check_positive, check_unit_interval,
-                               is_number)
+from zoo.runs.layout import default_run_dir
+from zoo.runs.record import load_record
+from zoo.settings import DataSettings, RunSettings, TrainSettings, values
 
 __all__ = ["RunConfig", "TrainSettings", "DataSettings", "RunSettings", "parse_overrides", "parse_value"]
 
@@ -38,11 +40,8 @@ STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker")
 MIXED_PRECISION = {"bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 JIT_COMPILE = {"auto": "auto", "true": True, "false": False}
 
-# Model settings (constructor arguments) checked here, with the setting named, instead of failing deep inside
-# Keras (`--set hidden_size=0`); the train and data sections are checked by `TrainSettings`/`DataSettings`.
-MODEL_POSITIVE_INTEGERS = ("hidden_size", "mlp_layers", "operator_size")
-MODEL_UNIT_INTERVAL = ("dropout",)  # in [0, 1)
-MAX_SEED = 2**32 - 1  # numpy's and TensorFlow's seeds
+VERBOSITY = (0, 1, 2)
+ATTENTION_SCALES = ("relative", "absolute")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +50,7 @@ class RunConfig:
 
     Attributes:
         model: the registered model name.
-        preset: the paper preset with every override applied (`{"model", "train", "data"}`).
+        settings: the paper preset with every override applied (`zoo.settings.RunSettings`).
         overrides: the settings the user changed (`--set`, `--epochs`, `--batch-size`, `--embeddings`).
         embeddings: the word vectors (a name, a path or `"none"`): the preset's unless given.
         embedding_dim: the vector size with `embeddings="none"` (default 300, as in the papers).
@@ -75,7 +74,7 @@ class RunConfig:
     """
 
     model: str
-    preset: dict
+    settings: RunSettings
     overrides: dict = dataclasses.field(default_factory=dict)
     embeddings: str = "none"
     embedding_dim: Optional[int] = None
@@ -116,12 +115,12 @@ class RunConfig:
             model: the registered model name.
             overrides: preset settings to change, `{key: value}` or `["key=value", ...]` (as `--set`).
             epochs, batch_size, embeddings: shortcuts for those preset settings.
-            **options: the other fields of `RunConfig` (not `preset`, which is resolved here).
+            **options: the other fields of `RunConfig` (not `settings`, which is resolved here).
 
         Raises:
             ConfigError: an unknown model, setting or option, or a value of the wrong kind or range.
         """
-        unknown = set(options) - {f.name for f in dataclasses.fields(cls)} | ({"preset"} & set(options))
+        unknown = set(options) - {f.name for f in dataclasses.fields(cls)} | ({"settings"} & set(options))
         if unknown:
             raise ConfigError(f"unknown training option(s) {', '.join(sorted(unknown))}; options: "
                               f"{', '.join(sorted(cls.option_names()))}")
@@ -132,23 +131,23 @@ class RunConfig:
             if value is not None:
                 overrides[key] = value
         init_from = options.get("init_from")
-        init_config_json = _init_run_config_json(init_from) if init_from else None
-        if init_config_json is not None:
-            if "embeddings" not in overrides and init_config_json.get("embeddings"):
-                overrides["embeddings"] = init_config_json["embeddings"]  # fine-tuning keeps the run's vectors
+        init_record = _init_run_record(init_from) if init_from else None
+        if init_record is not None:
+            if "embeddings" not in overrides:
+                overrides["embeddings"] = init_record.embeddings  # fine-tuning keeps the run's vectors
             dim = options.get("embedding_dim")
-            if dim is not None and init_config_json.get("embedding_dim") not in (None, dim):
+            if dim is not None and init_record.embedding_dim != dim:
                 raise ConfigError(f"--embedding-dim {dim} does not fit --init-from {init_from}, whose word vectors "
-                                  f"are {init_config_json['embedding_dim']}-d: leave --embedding-dim out")
+                                  f"are {init_record.embedding_dim}-d: leave --embedding-dim out")
         try:
-            preset = apply_overrides(get_preset(model), overrides)
-        except ValueError as error:
+            settings = RunSettings.of(apply_overrides(get_preset(model), overrides))
+        except ValueError as error:  # an unknown model or setting, a value of the wrong kind (ConfigError)
             raise ConfigError(str(error)) from None
         options.setdefault("run_dir", None)
         options["run_dir"] = options["run_dir"] or default_run_dir(model)
         if options.get("members") is not None:
             options["members"] = tuple(options["members"])
-        config = cls(model=model, preset=preset, overrides=overrides, embeddings=preset["data"]["embeddings"],
+        config = cls(model=model, settings=settings, overrides=overrides, embeddings=settings.data.embeddings,
                      **options)
         config.validate()
         return config
@@ -170,7 +169,7 @@ class RunConfig:
     @classmethod
     def option_names(cls):
         """The keyword arguments `create` takes besides the preset shortcuts."""
-        return [f.name for f in dataclasses.fields(cls) if f.name not in ("model", "preset", "overrides", "embeddings")]
+        return [f.name for f in dataclasses.fields(cls) if f.name not in ("model", "settings", "overrides", "embeddings")]
 
     def replace(self, **changes):
         """A validated copy with `changes` (the configuration itself never changes)."""
@@ -179,11 +178,6 @@ class RunConfig:
         return config
 
     # Typed settings ---------------------------------------------------------------------------------
-    @functools.cached_property
-    def settings(self):
-        """The preset, typed: `RunSettings(model, train, data)` (checked by `validate`)."""
-        return RunSettings.of(self.preset)
-
     @property
     def train(self):
         """The training settings (`TrainSettings`: optimizer, learning rate, batch size, epochs, ...)."""
@@ -201,46 +195,48 @@ class RunConfig:
 
     # Validation -------------------------------------------------------------------------------------
     def validate(self):
-        """Checks every setting once, naming the option and the value.
+        """Checks every option once, by the validator of its kind (`zoo.settings.values`), naming the option
+        (the preset's settings were checked when `settings` was built).
 
         Raises:
-            ConfigError: the first setting that cannot be right.
+            ConfigError: the first option that cannot be right.
         """
-        settings = RunSettings.of(self.preset)  # the train and data sections, each value checked
-        for key in MODEL_POSITIVE_INTEGERS:
-            if key in settings.model:
-                check_positive(key, settings.model[key], integer=True)
-        for key in MODEL_UNIT_INTERVAL:
-            if key in settings.model:
-                check_unit_interval(key, settings.model[key])
+        RunSettings.of(self.settings.to_json())  # a `replace(settings=...)` is checked as `create` checks
         for key in ("max_train_examples", "max_eval_examples", "cpu_devices"):
             if getattr(self, key) is not None:
-                check_positive(f"--{key.replace('_', '-')}", getattr(self, key), integer=True)
+                values.count(getattr(self, key), f"--{key.replace('_', '-')}")
         if self.embedding_dim is not None:
-            check_positive("--embedding-dim", self.embedding_dim, integer=True)
-        if not (is_number(self.seed) and float(self.seed).is_integer() and 0 <= self.seed <= MAX_SEED):
-            raise ConfigError(f"--seed must be a whole number from 0 to {MAX_SEED}, got {self.seed!r}")
+            values.count(self.embedding_dim, "--embedding-dim")
+            if self.embeddings != "none":
+                raise ConfigError(f"--embedding-dim sizes random word vectors (--embeddings none); {self.embeddings} "
+                                  "vectors have their own size: leave --embedding-dim out")
+        values.seed(self.seed, "--seed")
         for key in ("log_every", "attention_examples", "images_every"):
             if getattr(self, key) is not None:
-                check_positive(f"--{key.replace('_', '-')}", getattr(self, key), integer=True, zero=True)
-        if self.attention_scale not in ("relative", "absolute"):
-            raise ConfigError(f"--attention-scale must be relative or absolute, got {self.attention_scale!r}")
-        if self.verbose not in (None, 0, 1, 2):
-            raise ConfigError(f"--verbose must be 0, 1 or 2, got {self.verbose!r}")
+                values.count(getattr(self, key), f"--{key.replace('_', '-')}", zero=True)
+        values.choice(self.attention_scale, "--attention-scale", ATTENTION_SCALES)
+        if self.verbose is not None:
+            values.choice(self.verbose, "--verbose", VERBOSITY)
         if self.cluster_timeout is not None:
-            check_positive("--cluster-timeout", self.cluster_timeout, zero=True)
-        if self.strategy not in STRATEGIES:
-            raise ConfigError(f"--strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
-        if self.mixed_precision is not None and self.mixed_precision not in MIXED_PRECISION:
-            raise ConfigError(f"--mixed-precision must be one of {', '.join(MIXED_PRECISION)}, "
-                              f"got {self.mixed_precision!r}")
-        if str(self.jit_compile).lower() not in JIT_COMPILE:
-            raise ConfigError(f"--jit-compile must be auto, true or false, got {self.jit_compile!r}")
+            values.number(self.cluster_timeout, "--cluster-timeout", zero=True)
+        values.choice(self.strategy, "--strategy", STRATEGIES)
+        if self.mixed_precision is not None:
+            values.choice(self.mixed_precision, "--mixed-precision", tuple(MIXED_PRECISION))
+        values.choice(str(self.jit_compile).lower(), "--jit-compile", tuple(JIT_COMPILE))
+        if self.compile_cache not in (None, "none"):
+            values.path_to_write(self.compile_cache, "--compile-cache", want="folder")
+        if self.init_from is not None:
+            values.path_to_read(self.init_from, "--init-from", want="folder")
+        if self.data_dir is not None:
+            values.path_to_read(self.data_dir, "--data-dir")
         if self.members is not None and (self.model != "him" or len(self.members) != 2):
             raise ConfigError("--members combines two runs (ESIM_RUN TREE_RUN) into the HIM ensemble: "
                               "use it with --model him")
-        if os.path.exists(self.run_dir) and not os.path.isdir(self.run_dir):
-            raise ConfigError(f"--run-dir {self.run_dir} is a file, not a directory: choose another --run-dir")
+        for member in self.members or ():
+            values.path_to_read(member, "--members", want="folder")
+        values.path_to_write(self.run_dir, "--run-dir", want="folder")
+        if self.logdir is not None:
+            values.path_to_write(self.logdir, "--logdir", want="folder")
 
     # Derived values ---------------------------------------------------------------------------------
     @property
@@ -270,7 +266,7 @@ class RunConfig:
         """The `config.json` entries a rerun must match to resume in the same run directory."""
         identity = {
             "model": self.model,
-            "preset": self.preset,
+            "preset": self.settings.to_json(),
             "embeddings": self.embeddings,
             "data": {"source": self.source, "fields": self.fields, "labels": self.labels, "roles": self.roles,
                      "max_train_examples": self.max_train_examples, "max_eval_examples": self.max_eval_examples,
@@ -328,10 +324,10 @@ def parse_overrides(items):
     return overrides
 
 
-def _init_run_config_json(init_from):
-    """The `config.json` of the `--init-from` run (None when it cannot be read: loading the run reports
-    that later, with the reason)."""
+def _init_run_record(init_from):
+    """The `RunRecord` of the `--init-from` run (None when it cannot be read: loading the run reports that
+    later, with the reason)."""
     try:
-        return load_config(init_from)
+        return load_record(init_from)
     except (OSError, ValueError, CorruptFileError):
         return None

@@ -5,7 +5,6 @@ Chen et al. (2017) train ESIM and the tree model separately and average their pr
 and `export.py` treat it like any other run.
 """
 
-import copy
 import os
 
 from zoo.data.tokenizer import Tokenizer
@@ -13,6 +12,7 @@ from zoo.errors import TrainError
 from zoo.models.him import HIM
 from zoo.runs import layout, load_run
 from zoo.runs.evaluation import evaluate_examples, format_results
+from zoo.runs.record import RunRecord, save_record
 from zoo.training import inputs
 from zoo.training.model import parameter_counts
 
@@ -33,10 +33,10 @@ def combine_members(config):
         esim_run, tree_run = (load_run(run_dir) for run_dir in config.members)
     except (FileNotFoundError, ValueError) as error:
         raise TrainError(f"cannot load a member run: {error}") from None
-    kinds = (esim_run.config["model"], tree_run.config["model"])
+    kinds = (esim_run.record.model, tree_run.record.model)
     if kinds[0] != "esim" or kinds[1] not in ("syntactic_tree_lstm", "esim_tree"):
         raise TrainError(f"--members takes an esim run, then a syntactic_tree_lstm or esim_tree run; got {kinds}")
-    if esim_run.vocab.words != tree_run.vocab.words or esim_run.config["tokenizer"] != tree_run.config["tokenizer"]:
+    if esim_run.vocab.words != tree_run.vocab.words or esim_run.record.lowercase != tree_run.record.lowercase:
         raise TrainError("the member runs have different vocabularies or tokenizers: train both on the same "
                          "data with the same settings")
     try:
@@ -44,34 +44,34 @@ def combine_members(config):
     except ValueError as error:
         raise TrainError(f"the member runs do not fit one HIM (sizes differ?): {error}") from None
     # The ensemble's preset is the tree member's where they describe the tree model and its data.
-    preset = copy.deepcopy(config.preset)
-    tree_model = tree_run.config["preset"]["model"]
-    preset["model"].update({k: tree_model[k] for k in ("hidden_size", "dropout", "trees", "max_depth")
-                            if k in tree_model})
-    preset["data"] = dict(tree_run.config["preset"]["data"])
-    config = config.replace(preset=preset)
+    tree_model = tree_run.settings.model
+    settings = config.settings.replace(
+        model={k: tree_model[k] for k in ("hidden_size", "dropout", "trees", "max_depth") if k in tree_model},
+        data=tree_run.settings.data.to_json())
+    config = config.replace(settings=settings)
     run_dir = config.run_dir
     if os.path.exists(run_dir) and set(os.listdir(run_dir)) - layout.KEPT and not config.overwrite:
         raise TrainError(f"{run_dir} is not empty (pass --overwrite or another --run-dir)")
     if config.overwrite and os.path.exists(run_dir):
         layout.clear_run_dir(run_dir)
-    os.makedirs(run_dir, exist_ok=True)
-    config_json = {key: tree_run.config[key] for key in ("vocabulary_size", "embedding_dim", "tunable_words",
-                                                   "num_tunable", "tokenizer", "labels") if key in tree_run.config}
-    config_json.update(config.to_json(), members=[os.path.abspath(d) for d in config.members])
-    layout.save_config(run_dir, config_json)
+    tree = tree_run.record
+    record = RunRecord.from_json(dict(
+        config.to_json(), vocabulary_size=tree.vocabulary_size, embedding_dim=tree.embedding_dim,
+        tunable_words=tree.tunable_words, num_tunable=tree.num_tunable, tokenizer=tree.tokenizer_config,
+        labels=list(tree.labels), members=[os.path.abspath(d) for d in config.members]))
+    save_record(run_dir, record)
     tree_run.vocab.save(os.path.join(run_dir, layout.VOCAB_FILE))
     layout.save_weights(model, os.path.join(run_dir, layout.BEST_WEIGHTS_FILE))
 
     splits, _ = inputs.load_splits(config.source, config.max_train_examples, config.max_eval_examples,
                                    required=("validation", "test"), fields=config.fields, labels=config.labels,
                                    roles=config.roles)
-    tokenizer = Tokenizer.from_config(config_json["tokenizer"])
-    results = {"model": "him", "run_dir": run_dir, "members": config_json["members"],
+    tokenizer = Tokenizer.from_config(record.tokenizer_config)
+    results = {"model": "him", "run_dir": run_dir, "members": list(record.members),
                "dev": evaluate_examples(model, splits["validation"], tree_run.vocab, tokenizer, config.settings),
                "test": evaluate_examples(model, splits["test"], tree_run.vocab, tokenizer, config.settings),
                "epochs_run": 0, "history": [], "parameters": parameter_counts(model)}
     results.update(test_accuracy=results["test"]["accuracy"], dev_accuracy=results["dev"]["accuracy"])
     layout.write_json(os.path.join(run_dir, layout.RESULTS_FILE), results)
     print(format_results(results), flush=True)
-    return {"run_dir": run_dir, "results": results, "model": model, "config": config_json}
+    return {"run_dir": run_dir, "results": results, "model": model, "record": record}

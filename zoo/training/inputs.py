@@ -5,6 +5,7 @@ run is evaluated on exactly the inputs it was trained on.
 """
 
 import collections
+import dataclasses
 import os
 
 import numpy as np
@@ -15,13 +16,11 @@ from zoo.data import readers
 from zoo.data.corpora import MULTINLI_HOST, by_role, describe, load_corpus
 from zoo.data.snli import DOWNLOAD_HOST as SNLI_HOST
 from zoo.data.vectors import CATALOG, fetch_vectors
-from zoo.data.embeddings import build_embedding_matrix, find_vector, load_vectors
+from zoo.data.embeddings import EmbeddingMatrix, build_embedding_matrix, find_vector, load_vectors
 from zoo.data.vocab import PAD_ID, Vocabulary
 from zoo.errors import TrainError
-from zoo.registry import tunable_words_for
 from zoo.runs import layout
 from zoo.runs.datasets import tokenize_sentences
-from zoo.runs.settings import data_settings_of
 
 SPLITS = ("train", "validation", "test")
 # The corpora tensorflow-datasets downloads: the host each download needs, and what to use offline instead.
@@ -171,7 +170,8 @@ def tokenize_splits(tokenizer, splits):
     return {split: tokenize_sentences(tokenizer, examples, what=split) for split, examples in splits.items()}
 
 
-def vocabulary_and_vectors(embeddings, data, run_dir, resume, tokenizer, splits, seed=0, init_run=None, tokens=None):
+def vocabulary_and_vectors(embeddings, data, run_dir, resume, tokenizer, splits, seed=0, init_run=None, tokens=None,
+                           random_dim=300):
     """The run's vocabulary and embedding matrix, under the preset's OOV rule.
 
     The vocabulary holds the training words (after those of `init_run`, whose ids are kept), then, with
@@ -190,17 +190,16 @@ def vocabulary_and_vectors(embeddings, data, run_dir, resume, tokenizer, splits,
         seed: seeds the random OOV vectors.
         init_run: a `Run` to start from (`--init-from`): its words keep their ids and trained vectors.
         tokens: `tokenize_splits(tokenizer, splits)` when the caller has it (default: tokenized here).
+        random_dim: the size of random vectors (`embeddings="none"`, no `init_run`).
 
     Returns:
-        `(vocab, embedding, report)`: `embedding` is `(matrix or None, tunable_mask or None, dim or None,
-        tunable_words, num_tunable, coverage or None)` (None where `embeddings` is `"none"`: the model keeps
-        random vectors, all trainable); `report` counts training and pretrained words and the dev/test
-        tokens rescued from [UNK].
+        `(vocab, vectors, report)`: `vectors` is the run's `zoo.data.embeddings.EmbeddingMatrix` (its matrix
+        None where `embeddings` is `"none"`: the model keeps random vectors, all trainable); `report` counts
+        training and pretrained words and the dev/test tokens rescued from [UNK].
 
     Raises:
         TrainError: when the vectors cannot be read.
     """
-    data = data_settings_of(data)
     tokens = tokens if tokens is not None else tokenize_splits(tokenizer, splits)
     train_tokens = tokens["train"]
     base = training_vocabulary(train_tokens)
@@ -235,30 +234,31 @@ def vocabulary_and_vectors(embeddings, data, run_dir, resume, tokenizer, splits,
           f"unseen in training: {report['unseen']:,} of {report['tokens']:,}, {report['rescued']:,} of them "
           f"rescued from [UNK]", flush=True)
     if vectors is None:
-        matrix, mask, tunable_words, num_tunable, coverage = None, None, "all", 0, None
+        built = EmbeddingMatrix.random(random_dim)
         if init_run is not None:  # the run's words keep their trained vectors, the new ones start random
             dim = init_run.model.embedding_dim
             matrix = np.random.default_rng(seed).uniform(-0.05, 0.05, (len(vocab), dim)).astype("float32")
             matrix[PAD_ID] = 0.0
+            built = dataclasses.replace(built, matrix=matrix, size=None)
     else:
         built = build_embedding_matrix(vocab, vectors, dim, data.oov, token_lists=train_tokens, seed=seed)
-        matrix, mask = built.matrix, built.tunable_mask
-        tunable_words = tunable_words_for(data.oov)
-        if tunable_words == "all" and len(vocab) > len(base):  # the rule trains every word: all but the extra
-            tunable_words, mask = "oov", mask & (np.arange(len(vocab)) < len(base))
-        num_tunable = int(mask.sum()) if tunable_words == "oov" else 0
+        if built.tunable_words == "all" and len(vocab) > len(base):  # the rule trains every word: all but the extra
+            built = dataclasses.replace(built, tunable_words="oov",
+                                        tunable_mask=built.tunable_mask & (np.arange(len(vocab)) < len(base)))
         coverage = {k: float(v) if isinstance(v, float) else int(v) for k, v in built.coverage.items()
                     if v is not None}
         # Type coverage of the training words (every extra word has a vector by construction).
         words = base.words[3:]
         found = sum(find_vector(vectors, w) is not None for w in words)
         coverage.update(types=found / max(len(words), 1), types_found=found, types_total=len(words))
+        built = dataclasses.replace(built, coverage=coverage)
         print(f"[embeddings] {embeddings} ({dim}d): {describe_coverage(coverage)}; tunable words: "
-              f"{tunable_words}" + (f" ({num_tunable})" if tunable_words == "oov" else ""), flush=True)
+              f"{built.tunable_words}" + (f" ({built.num_tunable})" if built.tunable_words == "oov" else ""),
+              flush=True)
     if init_run is not None:
         old = len(init_run.vocab)
-        matrix[:old] = np.asarray(init_run.model.embedding(np.arange(old, dtype="int32")), dtype="float32")
-    return vocab, (matrix, mask, dim, tunable_words, num_tunable, coverage), report
+        built.matrix[:old] = np.asarray(init_run.model.embedding(np.arange(old, dtype="int32")), dtype="float32")
+    return vocab, built, report
 
 
 def describe_coverage(coverage):

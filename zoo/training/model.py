@@ -6,27 +6,9 @@ import numpy as np
 
 from zoo.errors import TrainError
 from zoo.registry import create_model
-from zoo.runs.settings import RunSettings, TrainSettings
+from zoo.runs.optimizer import make_optimizer
 from zoo.training.kernels import use_xla_loops
 from zoo.training.losses import NLILoss
-
-
-def make_optimizer(train):
-    """The optimizer of the run's `TrainSettings` (Adam with its betas, epsilon and global_clipnorm).
-
-    Args:
-        train: `TrainSettings` (or a preset's train section, a dict).
-    """
-    train = TrainSettings.of(train)
-    clip = {"global_clipnorm": train.global_clipnorm} if train.global_clipnorm else {}
-    if train.optimizer == "adam":
-        return keras.optimizers.Adam(learning_rate=float(train.learning_rate), beta_1=train.beta_1,
-                                     beta_2=train.beta_2, epsilon=train.epsilon, **clip)
-    try:
-        return keras.optimizers.get({"class_name": train.optimizer,
-                                     "config": {"learning_rate": float(train.learning_rate), **clip}})
-    except ValueError as error:
-        raise TrainError(f"unknown optimizer {train.optimizer!r}: {error}") from None
 
 
 def make_loss(model, l2=0.0):
@@ -43,24 +25,22 @@ def build_model(model_name, settings, vocab_size, embeddings, strategy, jit_comp
         model_name: the registered name.
         settings: the run's `RunSettings` (the model's constructor arguments, its `TrainSettings`).
         vocab_size: rows of the embedding table.
-        embeddings: `zoo.training.inputs.vocabulary_and_vectors`' tuple (matrix, mask, dim, tunable_words,
-            num_tunable, _).
+        embeddings: the run's word vectors (`zoo.training.inputs.RunEmbeddings`).
         strategy: the `tf.distribute.Strategy`.
         jit_compile: `"auto"` (Keras decides, see docs/training.md), True or False.
 
     Raises:
         TrainError: the model cannot be built with these settings.
     """
-    settings = RunSettings.of(settings)
-    matrix, mask, dim, tunable_words, num_tunable, _ = embeddings
     with strategy.scope():
         try:
-            model = create_model(model_name, vocabulary_size=vocab_size, embedding_dim=dim,
-                                 tunable_words=tunable_words, num_tunable=num_tunable, **settings.model)
+            model = create_model(model_name, vocabulary_size=vocab_size, embedding_dim=embeddings.dim,
+                                 tunable_words=embeddings.tunable_words, num_tunable=embeddings.num_tunable,
+                                 **settings.model)
         except (TypeError, ValueError) as error:
             raise TrainError(f"cannot build {model_name!r} with {settings.model}: {error}") from None
-        if matrix is not None:
-            model.set_embeddings(matrix, mask)
+        if embeddings.matrix is not None:
+            model.set_embeddings(embeddings.matrix, embeddings.tunable_mask)
         if jit_compile is True:
             use_xla_loops(model)  # else Keras keeps XLA off on a GPU for cuDNN-capable LSTMs
         model.compile(optimizer=make_optimizer(settings.train), loss=make_loss(model, settings.train.l2),

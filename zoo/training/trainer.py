@@ -28,6 +28,7 @@ from zoo.fileio import LockedError
 from zoo.runs import layout, load_run
 from zoo.runs.datasets import length_grid, length_notes, make_model_batches
 from zoo.runs.evaluation import evaluate_examples, format_results
+from zoo.runs.record import save_record
 from zoo.training import callbacks as cb
 from zoo.training import inputs
 from zoo.training.callbacks.loss_guard import LossGrowthGuard
@@ -36,6 +37,7 @@ from zoo.training.ensemble import combine_members
 from zoo.training.kernels import gpu_plan
 from zoo.training.model import build_model, copy_weights, parameter_counts
 from zoo.training.strategy import configure_cpu_devices, describe, follow_chief, make_strategy, worker_task
+from zoo.training.untrained import new_record
 
 __all__ = ["TrainError", "train"]
 
@@ -54,23 +56,23 @@ def load_init_run(config, tokenizer):
         results = run.results or {}
     except (FileNotFoundError, ValueError) as error:  # CorruptFileError is a ValueError naming the file
         raise TrainError(f"--init-from: cannot load the run: {error}") from None
-    old = run.config
+    old = run.record
     if not getattr(run.model, "embeds_words", True):
-        raise TrainError(f"--init-from {config.init_from} is a {old['model']!r} run, whose members each have their own "
+        raise TrainError(f"--init-from {config.init_from} is a {old.model!r} run, whose members each have their own "
                          "word vectors: fine-tune each member run, then combine them with --members")
-    if old["model"] != config.model:
-        raise TrainError(f"--init-from {config.init_from} is a {old['model']!r} run; train {old['model']!r} "
-                         f"(--model {old['model']}) to start from it")
-    differences = [f"{key}: {old['preset']['model'].get(key)!r} there, {value!r} here"
-                   for key, value in config.model_settings.items() if old["preset"]["model"].get(key) != value]
+    if old.model != config.model:
+        raise TrainError(f"--init-from {config.init_from} is a {old.model!r} run; train {old.model!r} "
+                         f"(--model {old.model}) to start from it")
+    differences = [f"{key}: {old.settings.model.get(key)!r} there, {value!r} here"
+                   for key, value in config.model_settings.items() if old.settings.model.get(key) != value]
     if differences:
         raise TrainError(f"--init-from {config.init_from} has other model settings ({'; '.join(differences)}): "
                          "the architecture and sizes must match")
-    if old["tokenizer"] != tokenizer.get_config():
-        raise TrainError(f"--init-from {config.init_from} tokenized with {old['tokenizer']}, this run with "
+    if old.tokenizer_config != tokenizer.get_config():
+        raise TrainError(f"--init-from {config.init_from} tokenized with {old.tokenizer_config}, this run with "
                          f"{tokenizer.get_config()}: keep the preset's lowercase setting")
     accuracy = results.get("test_accuracy")
-    print(f"[train] starting from {config.init_from} ({old['model']}, {len(run.vocab):,} words, test accuracy "
+    print(f"[train] starting from {config.init_from} ({old.model}, {len(run.vocab):,} words, test accuracy "
           f"{'unknown' if accuracy is None else format(accuracy, '.4f')})", flush=True)
     return run
 
@@ -118,7 +120,7 @@ def make_callbacks(config, run_dir, logdir, model_dev_pairs, dev_subset, trial_i
     callbacks += [
         history,
         cb.TensorBoard(logdir, log_every=config.log_every),
-        cb.HParamsLogger(logdir, cb.flatten_hparams(config.preset, extra_hparams), trial_id),
+        cb.HParamsLogger(logdir, cb.flatten_hparams(config.settings.to_json(), extra_hparams), trial_id),
         cb.ConfusionImages(logdir, dev_subset, list(LABELS), every=config.images_every),
     ]
     if model_dev_pairs is not None:
@@ -214,7 +216,7 @@ def train_in(run_dir, config, strategy, started, extra_callbacks=()):
     """`train` once the run directory is locked."""
     identity = config.identity()
     try:
-        state = layout.prepare_run_dir(run_dir, identity, overwrite=config.overwrite)
+        state = layout.prepare_run_dir(run_dir, identity, config.train.epochs, overwrite=config.overwrite)
     except ValueError as error:  # another run's settings, or a damaged config.json (named)
         raise TrainError(str(error)) from None
     if state == "finished":
@@ -240,21 +242,12 @@ def train_in(run_dir, config, strategy, started, extra_callbacks=()):
     tokens = inputs.tokenize_splits(tokenizer, splits)
     vocab, embeddings, vocabulary_report = inputs.vocabulary_and_vectors(
         config.embeddings, config.data, run_dir, state != "new", tokenizer, splits, seed=config.seed,
-        init_run=init_run, tokens=tokens)
+        init_run=init_run, tokens=tokens, random_dim=config.random_vectors_dim)
     # pairs cut at the maximum lengths and empty sentences: counted, printed, kept in results.json
     notes = {split: length_notes(splits[split], tokenizer, config.data, split, tokens=tokens[split])
              for split in splits}
-    if embeddings[2] is None:
-        embeddings = embeddings[:2] + (config.random_vectors_dim,) + embeddings[3:]
-    _, _, dim, tunable_words, num_tunable, coverage = embeddings
-    config_json = dict(config.to_json(), vocabulary_size=len(vocab), embedding_dim=dim, tunable_words=tunable_words,
-                 num_tunable=num_tunable, tokenizer=tokenizer.get_config(), labels=list(LABELS),
-                 vocabulary=vocabulary_report)
-    if init_run is not None:
-        config_json["init_from"] = {"run_dir": os.path.abspath(init_run.run_dir), "model": init_run.config["model"],
-                              "data": init_run.config.get("data"), "test_accuracy": (init_run.results or {}).get(
-                                  "test_accuracy")}
-    layout.save_config(run_dir, config_json)
+    record = new_record(config, vocab, embeddings, vocabulary_report, init_run)
+    save_record(run_dir, record)
 
     previous_policy = keras.mixed_precision.global_policy()
     if config.mixed_precision:
@@ -263,8 +256,8 @@ def train_in(run_dir, config, strategy, started, extra_callbacks=()):
         model = build_model(config.model, config.settings, len(vocab), embeddings, strategy, jit_compile=config.jit)
         if init_run is not None and state == "new":
             copy_weights(init_run.model, model)
-        results = fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage, state, strategy,
-                                   extra_callbacks)
+        results = fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, embeddings.coverage, state,
+                                   strategy, extra_callbacks)
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
     results["vocabulary"] = vocabulary_report
@@ -273,7 +266,7 @@ def train_in(run_dir, config, strategy, started, extra_callbacks=()):
     layout.write_results(run_dir, results)  # then the backup and earlier results go: only now are results safe
     print(format_results(results), flush=True)
     return {"run_dir": run_dir, "results": results, "model": model, "vocab": vocab, "tokenizer": tokenizer,
-            "config": config_json}
+            "record": record, "embeddings": embeddings}
 
 
 def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage, state, strategy,

@@ -3,7 +3,7 @@
 import os
 
 from zoo.errors import ConfigError
-from zoo.runs.settings import LearningRateDecay
+from zoo.settings import LearningRateDecay
 from zoo.training.callbacks.monitor import ReplayingMonitor
 
 

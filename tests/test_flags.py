@@ -1,0 +1,121 @@
+"""Every flag checked once: each kind of value (counts, batch sizes, seeds, ports, paths to read, paths to
+write, reports, `--set` keys and values) is checked by one validator (`zoo.settings.values`) that every
+command uses. Every command is run here with every bad value of each kind it takes: one line on stderr
+naming the flag, exit status 2, nothing written (the commands run in an empty working folder)."""
+
+import os
+
+import pytest
+
+import evaluate
+import export
+import predict
+import train
+from zoo.commands import compare, demo, sweep
+
+# Bad values of each kind: (value, what the line says). `{tmp}` is the test's empty working folder, `{file}`
+# a file in another folder (a file where a folder is meant, and a folder's parent that is a file).
+BAD = {
+    "count": [("-1", "whole number >= 1"), ("0", "whole number >= 1"), ("1.5", "must be a whole number"),
+              ("many", "must be a whole number")],
+    "count_or_zero": [("-3", "whole number >= 0"), ("x", "must be a whole number")],
+    "batch_size": [("0", "from 1 to 65,536"), ("-1", "from 1 to 65,536"), ("100000000000", "from 1 to 65,536")],
+    "seed": [("-1", "from 0 to 4,294,967,295"), ("4294967296", "from 0 to 4,294,967,295")],
+    "seconds": [("-2", "number >= 0"), ("soon", "must be a number")],
+    "port": [("0", "from 1 to 65,535"), ("70000", "from 1 to 65,535")],
+    "folder_to_read": [("{tmp}/nowhere", "no such folder"), ("{file}", "is a file; name a folder")],
+    "file_to_read": [("{tmp}/nowhere.jsonl", "no such file"), ("{other}", "is a folder; name a file")],
+    "path_to_read": [("{tmp}/nowhere", "no such file or folder")],
+    "folder_to_write": [("/proc/nope", "cannot be created"), ("{file}", "is a file; name a folder"),
+                        ("{file}/inside", "is a file, not a folder")],
+    "file_to_write": [("/proc/nope.jsonl", "cannot be created"), ("{other}", "is a folder; name a file")],
+    "report": [("/proc/nope.json", "cannot be created"), ("/proc/nope/", "cannot be created"),
+               ("{file}/inside.json", "is a file, not a folder")],
+}
+
+# Each command: its main, arguments that make the rest of the line valid (`{tmp}`: an existing folder),
+# and its flags by kind.
+COMMANDS = {
+    "train": (train.main, ["--model", "bowman_lstm", "--dataset", "snli_sample", "--embeddings", "none"], {
+        "--epochs": "count", "--embedding-dim": "count", "--max-train-examples": "count",
+        "--max-eval-examples": "count", "--batch-size": "batch_size", "--seed": "seed",
+        "--log-every": "count_or_zero", "--attention-examples": "count_or_zero", "--cluster-timeout": "seconds",
+        "--init-from": "folder_to_read", "--data-dir": "path_to_read", "--run-dir": "folder_to_write",
+        "--logdir": "folder_to_write"}),
+    "evaluate": (evaluate.main, ["--run-dir", "{tmp}", "--dataset", "snli_sample"], {
+        "--max-examples": "count", "--batch-size": "batch_size", "--output": "report",
+        "--saved-model": "folder_to_read", "--data-dir": "path_to_read", "--hans": "file_to_read"}),
+    "predict": (predict.main, ["--run-dir", "{tmp}", "--premise", "A man.", "--hypothesis", "A person."], {
+        "--batch-size": "batch_size", "--num-threads": "count", "--input": "file_to_read",
+        "--output": "file_to_write", "--attention-png": "file_to_write", "--tflite": "path_to_read"}),
+    "export": (export.main, ["--run-dir", "{tmp}"], {
+        "--version": "count", "--stable-version": "count", "--tflite-batch-size": "batch_size",
+        "--chunk-size": "count_or_zero", "--xla-max-batch": "count_or_zero", "--max-vocabulary": "count",
+        "--out": "folder_to_write"}),
+    "compare": (compare.main, ["{tmp}"], {"--resamples": "count", "--seed": "seed", "--out": "folder_to_write"}),
+    "sweep": (sweep.main, ["--models", "bowman_lstm", "--dir", "{tmp}/sweep"], {
+        "--max-trials": "count", "--epochs": "count", "--batch-size": "batch_size", "--embedding-dim": "count",
+        "--max-train-examples": "count", "--data-dir": "path_to_read"}),
+    "demo": (demo.main, ["{tmp}"], {"--port": "port"}),
+}
+# A `--run-dir` that is not a folder must be refused by every command that reads one.
+COMMANDS_READING_A_RUN = ("evaluate", "predict", "export")
+
+# `--set` keys and values: every command that takes them checks them as train does.
+BAD_SETTINGS = [("hiden_size=8", "unknown setting 'hiden_size'"), ("oov=nosuch", "oov must be one of"),
+                ("hidden_size=0", "hidden_size must be a whole number >= 1"),
+                ("dropout=1.5", "dropout must be a number in [0, 1)"), ("batch_size=0", "batch_size must be"),
+                ("lr_decay=nope", "lr_decay must be null, a number or an object"),
+                ("optimizer=nosuch", "optimizer must be one of")]
+
+
+def cases():
+    for command, (_, _, flags) in COMMANDS.items():
+        for flag, kind in flags.items():
+            for value, expected in BAD[kind]:
+                yield pytest.param(command, [flag, value], [flag, expected], id=f"{command} {flag} {value}")
+    for command in COMMANDS_READING_A_RUN:
+        yield pytest.param(command, ["--run-dir", "{file}"], ["--run-dir", "is a file; name a folder"],
+                           id=f"{command} --run-dir FILE")
+    for command in ("train", "sweep"):
+        for value, expected in BAD_SETTINGS:
+            yield pytest.param(command, ["--set", value], [expected], id=f"{command} --set {value}")
+
+
+@pytest.fixture
+def folders(tmp_path, monkeypatch):
+    """The empty working folder and another one holding a file."""
+    work, other = tmp_path / "work", tmp_path / "other"
+    work.mkdir()
+    other.mkdir()
+    (other / "file.txt").write_text("x")
+    monkeypatch.chdir(work)
+    return {"tmp": str(work), "other": str(other), "file": str(other / "file.txt")}
+
+
+@pytest.mark.parametrize("command, extra, expected", list(cases()))
+def test_every_bad_value_is_one_line_exit_2_and_nothing_written(folders, capsys, command, extra, expected):
+    main, base, _ = COMMANDS[command]
+    argv = [part.format(**folders) for part in base + extra]
+    if extra[0] == "--run-dir":  # the bad --run-dir replaces the valid one
+        argv = [part.format(**folders) for part in extra] + base[2:]
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert stop.value.code == 2 and len(errors) == 1, errors
+    assert all(part.format(**folders) in errors[0] for part in expected), errors
+    assert "Traceback" not in errors[0]
+    assert os.listdir(folders["tmp"]) == [] and os.listdir(folders["other"]) == ["file.txt"]
+
+
+def test_a_valid_value_of_each_kind_passes_the_same_validators(folders):
+    """The validators take what they should: the same values every command takes."""
+    from zoo.commands import parsing
+
+    assert parsing.COUNT("3") == 3 and parsing.COUNT_OR_ZERO("0") == 0 and parsing.BATCH_SIZE("65536") == 65536
+    assert parsing.SEED("0") == 0 and parsing.SEED("4294967295") == 2**32 - 1 and parsing.PORT("7860") == 7860
+    assert parsing.SECONDS("0") == 0.0 and parsing.FOLDER_TO_READ(folders["tmp"]) == folders["tmp"]
+    new = os.path.join(folders["tmp"], "a", "b")
+    assert parsing.FOLDER_TO_WRITE(new) == new and not os.path.exists(os.path.join(folders["tmp"], "a"))
+    assert parsing.REPORT(folders["other"]) == folders["other"]  # a folder: the report's default name inside
+    assert os.listdir(folders["tmp"]) == []

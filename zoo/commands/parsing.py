@@ -1,0 +1,43 @@
+"""What every command line shares: `CommandParser` (argparse, with the zoo's one-line errors) and the argparse
+types of each kind of value, built on `zoo.settings.values` (the one validator per kind that the settings
+use too), so that one value is refused or taken alike by every command, before anything is written and
+before TensorFlow is imported.
+
+```python
+parser = CommandParser(prog="evaluate.py", description="...")
+parser.add_argument("--batch-size", type=BATCH_SIZE)          # evaluate.py: error: argument --batch-size: ...
+```
+"""
+
+import argparse
+import sys
+
+from zoo.settings import values
+
+COUNT = values.flag(values.count)                                   # examples, epochs, threads, trials: >= 1
+COUNT_OR_ZERO = values.flag(values.count, zero=True)                # >= 0 (0: none / off)
+BATCH_SIZE = values.flag(values.batch_size)
+SEED = values.flag(values.seed)
+SECONDS = values.flag(values.number, parse=float, zero=True)
+PORT = values.flag(values.port)
+PATH_TO_READ = values.flag(values.path_to_read, parse=str)          # a file or a folder that exists
+FILE_TO_READ = values.flag(values.path_to_read, parse=str, want="file")
+FOLDER_TO_READ = values.flag(values.path_to_read, parse=str, want="folder")
+FILE_TO_WRITE = values.flag(values.path_to_write, parse=str, want="file")
+FOLDER_TO_WRITE = values.flag(values.path_to_write, parse=str, want="folder")
+REPORT = values.flag(values.report_path, parse=str)                 # a file, or a folder for the default name
+
+
+class CommandParser(argparse.ArgumentParser):
+    """`argparse.ArgumentParser` whose usage errors are one line, `PROG: error: MESSAGE`, exit status 2
+    (`--help` shows the usage)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (--help shows the options)\n")
+
+
+def fail(prog, error, status=2):
+    """Prints `PROG: error: ERROR` as one line on stderr and exits with `status`."""
+    text = " ".join(str(error).split("\n")).strip()
+    print(f"{prog}: error: {text}", file=sys.stderr)
+    raise SystemExit(status)
