@@ -37,8 +37,9 @@ and 256 (pairs/s over `--pairs` pairs in their order, batches padded to their lo
 `--profile` instead traces the SavedModel's `serving_default` with the TensorFlow profiler at
 `--profile-batch` pairs (on each thread setting) and prints where the time goes: by op type, by part of
 the graph (tokenization and lookup, each recurrent layer, the rest) and the executor's share.
-`b32 CPU ms/pair` is the CPU time of every thread of the subprocess per pair at batch 32 (on a machine
-shared with other jobs, the work done whatever the waiting; PyTorch's waiting threads spin, which counts).
+`b32 CPU ms/pair` is the CPU time of every thread of the subprocess per pair at batch 32 and `b1 CPU ms`
+the median CPU time of one batch-1 call (on a machine shared with other jobs, the work done whatever the
+waiting; PyTorch's waiting threads spin, which counts, so on several threads its CPU time overstates it).
 `peak MB` is the subprocess's peak resident memory, `size MB` the model on disk (SavedModel version
 folder, `.tflite` file, Keras weights file, PyTorch parameters).
 
@@ -179,12 +180,14 @@ def measure(call, latency_inputs, throughput_inputs):
     for items in throughput_inputs.values():
         for item, _ in items:
             call(item)
-    latencies = []
+    latencies, cpu_times = [], []
     for item in latency_inputs:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         call(item)
         latencies.append(time.perf_counter() - started)
-    result = {"p50_ms": 1e3 * percentile(latencies, 50), "p99_ms": 1e3 * percentile(latencies, 99)}
+        cpu_times.append(time.process_time() - cpu)
+    result = {"p50_ms": 1e3 * percentile(latencies, 50), "p99_ms": 1e3 * percentile(latencies, 99),
+              "b1_cpu_ms": 1e3 * percentile(cpu_times, 50)}
     for size, items in throughput_inputs.items():
         started, cpu = time.perf_counter(), time.process_time()
         for item, _ in items:
@@ -402,7 +405,7 @@ def run_child(command, env=None):
 
 
 # Report ---------------------------------------------------------------------------------------------------
-COLUMNS = (("p50_ms", "b1 p50 ms", "{:.2f}"), ("p99_ms", "b1 p99 ms", "{:.2f}"),
+COLUMNS = (("p50_ms", "b1 p50 ms", "{:.2f}"), ("p99_ms", "b1 p99 ms", "{:.2f}"), ("b1_cpu_ms", "b1 CPU ms", "{:.2f}"),
            ("b32_pairs_per_s", "b32 pairs/s", "{:.0f}"), ("b256_pairs_per_s", "b256 pairs/s", "{:.0f}"),
            ("b32_cpu_ms_per_pair", "b32 CPU ms/pair", "{:.2f}"),
            ("peak_mb", "peak MB", "{:.0f}"))

@@ -228,12 +228,12 @@ def measure(args):
                    steps_s=statistics.mean(e["steps_s"] for e in steady),
                    epoch_s=statistics.mean(e["epoch_s"] for e in steady),
                    first_epoch_s=figures["epochs"][0]["epoch_s"])
-    tokenizer, data = result["tokenizer"], preset["data"]
+    tokenizer, data = result["tokenizer"], record.settings.data
     from zoo.training.inputs import load_splits
 
     splits, _ = load_splits(folder)
-    lengths = np.asarray([(len(tokenizer.tokenize(e["premise"])[:data["max_premise_length"] or None]),
-                           len(tokenizer.tokenize(e["hypothesis"])[:data["max_hypothesis_length"] or None]))
+    lengths = np.asarray([(len(tokenizer.tokenize(e["premise"])[:data.max_premise_length or None]),
+                           len(tokenizer.tokenize(e["hypothesis"])[:data.max_hypothesis_length or None]))
                           for e in splits["train"]])
     figures["mean_tokens"] = lengths.mean(axis=0).tolist()
     if args.one == "esim":  # 3x the forward pass: the backward pass is two products per product
@@ -243,11 +243,12 @@ def measure(args):
     if args.profile:
         figures["profile"] = summarize_profile(*clock.profile)
     if args.torch_batches:
-        write_batches(splits["train"], result["vocab"], tokenizer, preset, 1 + args.epochs, args.torch_batches)
+        write_batches(splits["train"], result["vocab"], tokenizer, record.settings, 1 + args.epochs,
+                      args.torch_batches)
     return figures
 
 
-def write_batches(examples, vocab, tokenizer, preset, epochs, path):
+def write_batches(examples, vocab, tokenizer, settings, epochs, path):
     """Every batch of `epochs` epochs of the run's own pipeline (`zoo.runs.datasets.make_model_batches`, as the
     trainer makes it), for the PyTorch child: ids, labels, weights, epoch."""
     import numpy as np
@@ -255,7 +256,7 @@ def write_batches(examples, vocab, tokenizer, preset, epochs, path):
     from zoo import fileio
     from zoo.runs.datasets import make_model_batches
 
-    dataset = make_model_batches(examples, vocab, tokenizer, preset, shuffle=True, seed=0)
+    dataset = make_model_batches(examples, vocab, tokenizer, settings, shuffle=True, seed=0)
     arrays, count = {}, 0
     for epoch in range(epochs):
         for features, labels, weights in dataset.as_numpy_iterator():
