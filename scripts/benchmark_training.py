@@ -435,6 +435,7 @@ def shapes_only(args):
     from zoo.data.batching import plan_batches
     from zoo.data.tokenizer import Tokenizer
     from zoo.runs.datasets import length_grid
+    from zoo.settings import RunSettings
 
     examples = training_examples(args.data, args.roles)
     seen = set()
@@ -446,7 +447,7 @@ def shapes_only(args):
         if key in seen:
             continue
         seen.add(key)
-        tokenizer, grid = Tokenizer(lowercase=data["lowercase"]), length_grid(preset)
+        tokenizer, grid = Tokenizer(lowercase=data["lowercase"]), length_grid(RunSettings.of(preset).data)
         lp = np.asarray([max(1, min(len(tokenizer.tokenize(e["premise"])), key[0] or 10 ** 9)) for e in examples])
         lh = np.asarray([max(1, min(len(tokenizer.tokenize(e["hypothesis"])), key[1] or 10 ** 9)) for e in examples])
         size = args.batch_size or preset["train"]["batch_size"]
