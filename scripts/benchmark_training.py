@@ -136,9 +136,11 @@ def make_clock(loop="auto", profile_epoch=None):
 
         def on_train_batch_begin(self, batch, logs=None):
             self.step_begin = time.perf_counter()
+            self.current.setdefault("steps_cpu_begin", time.process_time())
 
         def on_train_batch_end(self, batch, logs=None):
             self.current["steps"].append((self.step_begin, time.perf_counter()))
+            self.current["steps_cpu_end"] = time.process_time()
 
         def on_test_begin(self, logs=None):
             if self.current is not None:
@@ -174,6 +176,8 @@ def epoch_figures(clock):
         following = clock.epochs[i + 1]["begin"] if i + 1 < len(clock.epochs) else epoch["end"]
         out.append({"steps": len(steps), "steps_s": steps[-1][1] - steps[0][0],
                     "median_step_ms": 1e3 * statistics.median(durations), "max_step_ms": 1e3 * max(durations),
+                    # CPU seconds of every thread over the steps: on a shared machine, the work whatever the wait
+                    "steps_cpu_s": epoch["steps_cpu_end"] - epoch["steps_cpu_begin"],
                     "validation_s": epoch.get("test_end", 0) - epoch.get("test_begin", 0),
                     "after_steps_s": epoch["end"] - steps[-1][1], "epoch_s": following - epoch["begin"],
                     "callbacks_s": epoch["end"] - epoch.get("test_end", steps[-1][1]),
@@ -226,6 +230,7 @@ def measure(args):
                    hidden_size=record.settings.model.get("hidden_size"), batch_size=record.settings.train.batch_size,
                    embedding_dim=record.embedding_dim,
                    steps_s=statistics.mean(e["steps_s"] for e in steady),
+                   steps_cpu_s=statistics.mean(e["steps_cpu_s"] for e in steady),
                    epoch_s=statistics.mean(e["epoch_s"] for e in steady),
                    first_epoch_s=figures["epochs"][0]["epoch_s"])
     tokenizer, data = result["tokenizer"], record.settings.data
@@ -332,15 +337,18 @@ def step(tensors, labels, weights):
     nn.utils.clip_grad_norm_(model.parameters(), 10.0)
     optimizer.step()
 
-times = {}
+times, cpu = {}, {}
 for epoch, items in sorted(epochs.items()):
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     for item in items:
         step(*item)
     times[epoch] = time.perf_counter() - started
+    cpu[epoch] = time.process_time() - cpu_started
 pairs = sum(float(w.sum()) for _, _, w in epochs[0])
 steady = sum(times[e] for e in times if e > 0) / max(len(times) - 1, 1)
+steady_cpu = sum(cpu[e] for e in cpu if e > 0) / max(len(cpu) - 1, 1)
 print("RESULT " + json.dumps({"first_epoch_s": times[0], "steady_epoch_s": steady, "pairs_per_s": pairs / steady,
+                              "steady_epoch_cpu_s": steady_cpu,
                               "peak_memory_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                               "threads": spec["threads"] or "all", "torch": torch.__version__}), flush=True)
 '''
@@ -360,7 +368,8 @@ def torch_runs(args, zoo_run, batches_file):
             break
         results.append(json.loads(result[0][len(RESULT_MARK):]))
         print(f"PyTorch reference ESIM run {run + 1}: steady epoch {results[-1]['steady_epoch_s']:.2f} s "
-              f"({results[-1]['pairs_per_s']:,.1f} pairs/s), torch {results[-1]['torch']}", flush=True)
+              f"({results[-1]['pairs_per_s']:,.1f} pairs/s; CPU {results[-1]['steady_epoch_cpu_s']:.2f} s), "
+              f"torch {results[-1]['torch']}", flush=True)
     return results
 
 
@@ -425,6 +434,11 @@ def report(rows, references, info):
                   + ("" if share is None else f" ({100 * share:.1f}% of GEMM peak)")
                   + f"; zoo / reference: steps {statistics.median(ours) / statistics.median(theirs):.2f}x, "
                   f"whole epoch {statistics.median(epoch) / statistics.median(theirs):.2f}x")
+            their_cpu = [m["steady_epoch_cpu_s"] for m in reference if "steady_epoch_cpu_s" in m]
+            if their_cpu:  # CPU time: the work whatever the wait, on a machine shared with other jobs
+                our_cpu = statistics.median(r["steps_cpu_s"] for r in rows[(name, size)])
+                print(f"{name}, {size:,} pairs: CPU seconds of a steady epoch's steps: zoo {our_cpu:.2f}, reference "
+                      f"{statistics.median(their_cpu):.2f} ({statistics.median(their_cpu) / our_cpu:.2f}x)")
 
 
 def shapes_only(args):
@@ -533,7 +547,8 @@ def main(argv=None):
                 m = json.loads(result[0][len(RESULT_MARK):])
                 rows[(name, size)].append(m)
                 print(f"{name}, {size:,} pairs, run {run + 1}: first epoch {m['first_epoch_s']:.1f} s; steady: steps "
-                      f"{m['steps_s']:.2f} s ({m['pairs'] / m['steps_s']:,.1f} pairs/s), epoch {m['epoch_s']:.2f} s; "
+                      f"{m['steps_s']:.2f} s ({m['pairs'] / m['steps_s']:,.1f} pairs/s; CPU {m['steps_cpu_s']:.2f} s), "
+                      f"epoch {m['epoch_s']:.2f} s; "
                       f"training ended {m['fit_tail_s']:.2f} s after the last epoch's end; epochs end at "
                       + ", ".join(f"{e['end_since_fit_s']:.2f}" for e in m["epochs"]) + " s after fit began",
                       flush=True)
