@@ -97,21 +97,34 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
     def call_pair(self, first, second, first_mask, second_mask, training=None, xla=False, loop=None,
                   transform=None):
         """The layer on two batches of sequences (e.g. premises and hypotheses): `(outputs of first, outputs
-        of second)`. Where the loop is packed, both run as one batch of 2B rows padded to the longer length,
-        one loop of max(L1, L2) steps instead of two of L1 and L2 (the padding costs nothing there: no
-        product on a padding position); elsewhere two calls, without that padding."""
-        if self.loop_for(training, xla, loop) != "packed":
+        of second)`.
+
+        For inference on the packed loop with at most `JOINED_ROWS` rows a side, both run as one batch of
+        2B rows padded to the longer length: one loop of max(L1, L2) steps instead of two of L1 and L2 (the
+        padding costs nothing there: no product on a padding position). A step's products at a few rows
+        are bound by reading the recurrent kernel, not by the rows, so halving the steps makes batch 1
+        1.26x faster (ESIM, one thread, CPU time: 7.7 against 9.7 ms); at 32 rows, and for training
+        steps, whose gradient loop carries every row of the joined batch, two calls are faster (5% and
+        11%). Elsewhere (other loops, larger batches) two calls, without that padding."""
+        def separate():
             return tuple(self(x, mask=m, training=training, xla=xla, loop=loop, transform=transform)
                          for x, m in ((first, first_mask), (second, second_mask)))
-        lengths = (ops.shape(first)[1], ops.shape(second)[1])
-        length = ops.maximum(*lengths)
+
+        if training or self.loop_for(training, xla, loop) != "packed":
+            return separate()
+
+        def joined():
+            lengths = (ops.shape(first)[1], ops.shape(second)[1])
+            length = ops.maximum(*lengths)
+            padded = [(ops.pad(x, ((0, 0), (0, length - n), (0, 0))), ops.pad(m, ((0, 0), (0, length - n))))
+                      for x, m, n in ((first, first_mask, lengths[0]), (second, second_mask, lengths[1]))]
+            outputs = self(ops.concatenate([padded[0][0], padded[1][0]], axis=0),
+                           mask=ops.concatenate([padded[0][1], padded[1][1]], axis=0), training=training, xla=xla,
+                           loop=loop, transform=transform)                            # [2B, L, 2h]
+            return outputs[:rows, :lengths[0]], outputs[rows:, :lengths[1]]
+
         rows = ops.shape(first)[0]
-        padded = [(ops.pad(x, ((0, 0), (0, length - n), (0, 0))), ops.pad(m, ((0, 0), (0, length - n))))
-                  for x, m, n in ((first, first_mask, lengths[0]), (second, second_mask, lengths[1]))]
-        outputs = self(ops.concatenate([padded[0][0], padded[1][0]], axis=0),
-                       mask=ops.concatenate([padded[0][1], padded[1][1]], axis=0), training=training, xla=xla,
-                       loop=loop, transform=transform)                                # [2B, L, 2h]
-        return outputs[:rows, :lengths[0]], outputs[rows:, :lengths[1]]
+        return ops.cond(rows <= JOINED_ROWS, joined, separate)
 
     def packed_call(self, x, mask=None, training=False, transform=None):
         """A bi-LSTM on packed sequences: no product on a padding position (training and inference on a CPU
@@ -203,6 +216,8 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
             config["loop"] = LEGACY_FUSED[config.pop("fused")]
         return cls(**config)
 
+
+JOINED_ROWS = 8  # call_pair: inference batches up to this many rows a side run as one packed loop
 
 # the `fused` argument of models saved before `loop`: its values as loops asked for
 LEGACY_FUSED = {"auto": "auto", "packed": "packed", True: "fused", False: "keras"}
