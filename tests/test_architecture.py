@@ -24,6 +24,7 @@ FLOORS = [
     {"zoo.predictors"},
     {"zoo.diagnostics", "zoo.demo"},
     {"zoo.comparison"},
+    {"zoo.reproduction"},
     {"zoo.commands"},
 ]
 
@@ -175,3 +176,64 @@ def test_every_path_docs_architecture_names_exists():
     text = ARCHITECTURE.read_text(encoding="utf-8")
     for path in set(re.findall(r"`((?:zoo|tests|scripts|docs)/[\w/.]*\w)`", text)):
         assert (ZOO.parent / path).exists(), f"docs/architecture.md names {path}, which does not exist"
+
+
+# The tests' own floors: shared helpers live in tests/support/ (plain functions) and tests/conftest.py
+# (fixtures); a test module never imports another, and the harness never imports a test module.
+TESTS = ZOO.parent / "tests"
+
+
+def is_test_module(name):
+    """Whether a dotted import names a test module or something in one: `tests.test_x(.y)`, or a bare
+    `test_x(.y)` (imported with tests/ on sys.path)."""
+    parts = name.split(".")
+    return parts[0].startswith("test_") or (parts[0] == "tests" and any(p.startswith("test_") for p in parts[1:]))
+
+
+def imported_test_modules(source, package="tests"):
+    """The test modules that Python source imports, in any form (`import tests.test_x`, `from tests import
+    test_x`, `from tests.test_x import y`, `from test_x import y`, relative ones from `package`), including in
+    the scripts that tests pass to a subprocess as string constants (strings with a line that imports)."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if is_test_module(alias.name)}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(filter(None, [package.rsplit(".", node.level - 1)[0], base]))
+            names = [base] if is_test_module(base) else \
+                [f"{base}.{alias.name}" if base else alias.name for alias in node.names]
+            found |= {name for name in names if is_test_module(name)}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                re.search(r"^(import|from) \w", node.value, flags=re.M):
+            try:
+                found |= imported_test_modules(node.value, package)
+            except SyntaxError:  # text, not a script
+                pass
+    return found
+
+
+def test_the_import_check_sees_every_form():
+    # Each form built at run time, so that this file's own source imports no test module.
+    forms = [f"{statement} {module}" for statement, module in [
+        ("import", "tests.test_train"), ("from", "tests.test_train import ROOT"), ("from", "tests import test_case"),
+        ("from", ".test_train import ROOT"), ("from", ". import test_train"), ("import", "test_recurrent"),
+        ("from", "test_recurrent import make_layer")]]
+    forms.append(f"SCRIPT = {chr(10).join(['import zoo', forms[1]])!r}")  # a subprocess's script
+    assert [form for form in forms if not imported_test_modules(form)] == []
+    allowed = ["from tests.support import models", "from tests.support.runs import tiny_args", "import zoo",
+               "from . import support", "from zoo.export.tflite import test_examples_of",
+               'TEXT = "the test_x module"']
+    assert [form for form in allowed if imported_test_modules(form)] == []
+
+
+def test_no_test_module_or_helper_imports_a_test_module():
+    files = sorted(TESTS.rglob("*.py"))
+    assert TESTS / "support" / "runs.py" in files and TESTS / "conftest.py" in files
+    found = {}
+    for path in files:
+        package = ".".join(path.relative_to(ZOO.parent).parent.parts)
+        if imported := imported_test_modules(path.read_text(encoding="utf-8"), package):
+            found[str(path.relative_to(ZOO.parent))] = sorted(imported)
+    assert found == {}, "shared test helpers belong in tests/support/, shared fixtures in tests/conftest.py"

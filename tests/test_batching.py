@@ -7,7 +7,7 @@ import keras
 import numpy as np
 import pytest
 
-from tests.test_case import make_model, random_pairs
+from tests.support.models import make_model, random_pairs
 from zoo.data.batching import LengthGrid, fill_batch, plan_batches
 from zoo.data.snli import load_snli
 from zoo.training.losses import NLILoss

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from tests.export_support import write_record
+from tests.support.runs import write_record
 from zoo.commands import compare as compare_command
 from zoo.comparison import statistics
 from zoo.comparison.report import PairingError, compare

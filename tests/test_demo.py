@@ -2,7 +2,7 @@
 
 Two pages are served on free loopback ports for the module: a run of Rocktäschel et al.'s word-by-word
 model beside a preset of ESIM (two-way co-attention), and the syntactic tree-LSTM (reads parses) beside
-Wang & Jiang's match-LSTM (NULL column). The runs are untrained (tests/export_support.make_run), so the
+Wang & Jiang's match-LSTM (NULL column). The runs are untrained (tests/support/runs.py, make_run), so the
 checks compare the page with the models' own predictions, not with gold labels.
 """
 
@@ -17,8 +17,8 @@ pytest.importorskip("gradio")
 from gradio_client import Client  # noqa: E402
 from gradio_client.exceptions import AppError  # noqa: E402
 
-from tests.export_support import PAIRS, make_run  # noqa: E402
-from tests.export_support import finished_run  # noqa: E402
+from tests.support.exports import PAIRS  # noqa: E402
+from tests.support.runs import finished_run, make_run  # noqa: E402
 from zoo.commands import demo as demo_command  # noqa: E402
 from zoo.demo.app import MAX_WORDS, build_app, launch  # noqa: E402
 from zoo.demo.display import heatmaps  # noqa: E402

@@ -442,8 +442,8 @@ def test_command_line_options_and_run_from_args(tmp_path):
     assert overlap["kind"] == "logistic regression" and overlap["fitted_on"] > 0  # nli_files has a train.jsonl
     assert report["sets"]["artifacts"]["test_source"].endswith("[test]")
     assert (tmp_path / "diagnostics.json").exists()
-    args = parser.parse_args(["--suite", "diagnostics", "--hypothesis-only", str(tmp_path / "nowhere")])
-    with pytest.raises(ValueError, match="--hypothesis-only"):
+    args = parser.parse_args(["--suite", "diagnostics", "--hypothesis-only", str(tmp_path)])
+    with pytest.raises(ValueError, match="--hypothesis-only"):  # a folder that is not a run
         run_diagnostics(diagnostics_request(args), constant("neutral"), None, None, None)
 
 

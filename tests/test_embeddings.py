@@ -1,7 +1,8 @@
 """Word vectors by name (download once, checksum, cache, offline error), the word2vec binary reader,
 `top` words for vocabulary extension, and the papers' OOV strategies.
 
-Downloads use `file://` URLs of small fixtures written here, or a closed port on 127.0.0.1: never the network.
+Downloads use `file://` URLs of small fixtures (tests/support/vectors.py), or a closed port on 127.0.0.1: never
+the network.
 """
 
 import gzip
@@ -10,66 +11,22 @@ import json
 import math
 import os
 import socket
-import struct
 import time
 import urllib.request
-import zipfile
 
 import numpy as np
 import pytest
 
 import zoo
-from zoo.data.vectors import download as vector_download
 from zoo.data.embeddings import STRATEGIES, build_embedding_matrix, load_vectors
 from zoo.data.snli import DataFormatError, DataUnavailableError
+from zoo.settings import DataSettings
 from zoo.data.vectors import (CATALOG, ChecksumMismatchError, VectorIndex, VectorSource, fetch_vectors,
                               read_vector_file, resolve_cache_dir)
 from zoo.data.vocab import NULL_ID, PAD_ID, UNK_ID, Vocabulary
 from zoo.registry import tunable_words_for
 
-# In frequency order, as the real files are; "at name@domain.com" is a GloVe 840B word with a space.
-ROWS = [("the", [0.1, 0.2, 0.3]), (",", [1.0, -1.0, 0.5]), ("man", [1.0, 1.0, 1.0]),
-        ("sleeps", [-1.0, 0.0, 1.0]), ("at name@domain.com", [0.5, 0.5, 0.5]), ("café", [2.0, 2.0, 2.0])]
-GLOVE = "".join(f"{w} {' '.join(str(v) for v in values)}\n" for w, values in ROWS)
-
-
-def write_word2vec_bin(path, rows, compress):
-    """The C tool's layout: "COUNT DIM\\n", then per word "WORD " + float32 values + "\\n"."""
-    body = f"{len(rows)} {len(rows[0][1])}\n".encode()
-    for word, values in rows:
-        body += word.encode("utf-8") + b" " + struct.pack(f"<{len(values)}f", *values) + b"\n"
-    with (gzip.open if compress else open)(path, "wb") as f:
-        f.write(body)
-    return path
-
-
-def fixture_source(tmp_path, kind, checksum="auto", size="auto"):
-    """A `VectorSource` whose URL is a file:// fixture: kind "text", "zip" or "bin.gz"."""
-    rows = [r for r in ROWS if " " not in r[0]]  # word2vec words have no spaces
-    if kind == "text":
-        path, member, fmt = tmp_path / "fixture.vec", None, "text"
-        path.write_text(f"{len(ROWS)} 3\n" + GLOVE, encoding="utf-8")  # fastText-style header
-    elif kind == "zip":
-        path, member, fmt = tmp_path / "fixture.zip", "vectors.300d.txt", "text"
-        with zipfile.ZipFile(path, "w") as z:
-            z.writestr("vectors.50d.txt", "the 1 2\n")
-            z.writestr(member, GLOVE)
-    else:
-        path, member, fmt = tmp_path / "fixture.bin.gz", None, "word2vec-binary"
-        write_word2vec_bin(path, rows, compress=True)
-    data = path.read_bytes()
-    return VectorSource(
-        f"fixture-{kind.replace('.', '-')}", path.as_uri(), fmt, 3, member=member,
-        size=len(data) if size == "auto" else size,
-        checksum=("sha256", hashlib.sha256(data).hexdigest()) if checksum == "auto" else checksum,
-        checksum_source="test fixture", count=len(ROWS))
-
-
-def forbid_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("the URL was opened again")
-    monkeypatch.setattr(urllib.request, "urlopen", refuse)
-    monkeypatch.setattr(vector_download, "_host_reachable", refuse)
+from tests.support.vectors import GLOVE, ROWS, fixture_source, forbid_network, write_word2vec_bin
 
 
 # ---------------------------------------------------------------- readers
@@ -393,8 +350,10 @@ def test_words_unseen_in_training_keep_their_pretrained_vectors_frozen(tmp_path,
     preset = zoo.get_preset(name)
     base_size = 3 + 4  # reserved ids, then a man plays sleeps
     preset["data"]["max_vocabulary"] = base_size + 3  # room for the dev/test words and one more
-    vocab, (matrix, mask, dim, tunable_words, _, _), report = inputs.vocabulary_and_vectors(
-        str(path), preset, str(tmp_path), False, Tokenizer(lowercase=preset["data"]["lowercase"]), splits)
+    vocab, vectors, report = inputs.vocabulary_and_vectors(
+        str(path), DataSettings.of(preset["data"]), str(tmp_path), False,
+        Tokenizer(lowercase=preset["data"]["lowercase"]), splits)
+    matrix, mask, tunable_words = vectors.matrix, vectors.tunable_mask, vectors.tunable_words
 
     # Training words first (whatever the bound), then the dev/test words that have a vector (most frequent
     # first), then the source's most frequent words up to the bound; words without a vector stay [UNK].

@@ -15,7 +15,7 @@ Papers: Rocktäschel et al. 2016 (Eq. 1-6 LSTM, §2.2.1 conditional encoding, Eq
 import numpy as np
 import pytest
 
-from tests import test_case as tc
+from tests.support import models as tc
 from zoo.constants import NULL_ID
 
 ATOL = 1e-5

@@ -4,7 +4,7 @@ the parameter count at the paper's size (the harness in test_models.py covers th
 import numpy as np
 
 import zoo
-from tests import test_case as tc
+from tests.support import models as tc
 from zoo.layers.alignment import dot_scores, enhance, mean_max_pool, soft_align
 
 

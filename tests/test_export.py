@@ -20,7 +20,8 @@ import tensorflow as tf
 
 import export as export_script
 import zoo
-from tests.export_support import EDGE_PAIRS, PAIRS, build_exports, make_run, shared_dir, tree_models
+from tests.support.exports import EDGE_PAIRS, PAIRS, build_exports, shared_dir, tree_models
+from tests.support.runs import make_run
 from zoo.export import ExportError, export_saved_model, next_version
 from zoo.export.saved_model import INPUT_NAMES, PARSE_INPUT_NAMES, SERVING_OUTPUTS
 from zoo.export.serving import RequestError, grpc_predict, rest_predict
@@ -76,7 +77,7 @@ def load_many(built):
     jobs_path = built[0][1] / "jobs.json"
     jobs_path.write_text(json.dumps({"pairs": ALL_PAIRS, "jobs": jobs}, ensure_ascii=False), encoding="utf-8")
     with open(built[0][1] / "loader.log", "w+", encoding="utf-8") as log:
-        loader = subprocess.Popen([sys.executable, "-m", "tests.export_support", str(jobs_path)], cwd=ROOT,
+        loader = subprocess.Popen([sys.executable, "-m", "tests.support.exports", str(jobs_path)], cwd=ROOT,
                                   stdout=log, stderr=subprocess.STDOUT, env=env())
         try:
             for name, directory in built:

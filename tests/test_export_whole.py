@@ -1,6 +1,6 @@
 """Exports written whole (issue 24): under the run's lock and the target's lock, built beside the target and
 renamed into place, so that a kill -9 between any two writes leaves the old export or the new one, and the next
-export cleans up what the killed one left. Tiny untrained runs (tests/export_support.py), killed by the
+export cleans up what the killed one left. Tiny untrained runs (tests/support/runs.py), killed by the
 `NLI_ZOO_FAULT_AT` hook between two writes, not by timing."""
 
 import ast
@@ -18,7 +18,8 @@ import tensorflow as tf
 from tensorflow_serving.apis import predict_pb2
 
 import zoo
-from tests.export_support import PAIRS, make_run
+from tests.support.exports import PAIRS
+from tests.support.runs import make_run
 from zoo import fileio
 from zoo.export import ExportError, export_saved_model
 from zoo.export.exporting import FAULT_STEPS

@@ -21,7 +21,7 @@ import train as train_script
 from zoo.fileio import faults as fileio_faults
 from zoo.runs import faults, layout
 
-from tests.test_train import ROOT, subprocess_env
+from tests.support.runs import ROOT, Killed, assert_same, comparable, subprocess_env
 
 ARGS = ["--model", "bowman_lstm", "--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "4",
         "--max-train-examples", "32", "--max-eval-examples", "16", "--set", "hidden_size=4", "--batch-size", "16",
@@ -31,51 +31,6 @@ ARGS = ["--model", "bowman_lstm", "--dataset", "snli_sample", "--embeddings", "n
 
 def args(run_dir):
     return [*ARGS, "--run-dir", str(run_dir)]
-
-
-class Killed(BaseException):
-    """The in-process kill: a BaseException, so that no `except Exception` of the code under test runs."""
-
-
-def stop_at(monkeypatch, point, argv):
-    """Runs train.py with `argv` in this process, killed (in-process) right after the write step `point`."""
-    def kill(step, epoch):
-        raise Killed(f"{step}@{epoch}")
-
-    with monkeypatch.context() as patch:
-        patch.setattr(fileio_faults, "kill", kill)
-        patch.setenv(faults.FAULT_ENV, point)
-        with pytest.raises(Killed):
-            train_script.main(argv)
-
-
-def comparable_history(history):
-    return [{k: v for k, v in entry.items() if k != "time"} for entry in history]
-
-
-def comparable(run_dir):
-    """What must not depend on where a run was killed: history.json and results.json, less clock times."""
-    history = json.loads((run_dir / layout.HISTORY_FILE).read_text())
-    results = json.loads((run_dir / layout.RESULTS_FILE).read_text())
-    kept = {k: results[k] for k in ("test", "dev", "test_accuracy", "dev_accuracy", "epochs_run", "best_epoch",
-                                    "parameters", "labels")}
-    kept["history"] = comparable_history(results["history"])
-    return {"history": comparable_history(history["epochs"]), "finished": history["finished"], "results": kept}
-
-
-def assert_same(a, b):
-    """Same history and results, to float32's last digits."""
-    assert a["finished"] and b["finished"]
-    for history in ("history", "results"):
-        x = a["history"] if history == "history" else a["results"]["history"]
-        y = b["history"] if history == "history" else b["results"]["history"]
-        assert [e["epoch"] for e in x] == [e["epoch"] for e in y]
-        for p, q in zip(x, y):
-            assert p.keys() == q.keys()
-            for key in p:
-                assert q[key] == pytest.approx(p[key], rel=1e-6, abs=1e-7), (history, p["epoch"], key, x, y)
-    for key in ("test", "dev", "test_accuracy", "dev_accuracy", "epochs_run", "best_epoch", "parameters", "labels"):
-        assert json.dumps(a["results"][key], sort_keys=True) == json.dumps(b["results"][key], sort_keys=True), key
 
 
 @pytest.fixture(scope="module")

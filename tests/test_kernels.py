@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import zoo
-from tests.test_case import make_model, random_pairs
+from tests.support.models import make_model, random_pairs
 from zoo.training.kernels import cudnn_capable, gpu_plan, iter_layers, use_xla_loops
 
 ALL = zoo.list_models()

@@ -11,7 +11,7 @@ import json
 import pytest
 
 import zoo
-from tests.export_support import finished_run
+from tests.support.runs import finished_run
 from zoo.commands import evaluate as evaluate_command
 from zoo.commands import predict as predict_command
 from zoo.runs import layout

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import zoo
-from tests import test_case as tc
+from tests.support import models as tc
 
 
 def test_attention_has_a_null_column_first():

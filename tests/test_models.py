@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 import zoo
-from tests import test_case as tc
+from tests.support import models as tc
 
 MODELS = zoo.list_models()
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,7 +122,7 @@ assert keras.backend.backend() == "jax", keras.backend.backend()
 import sys
 import jax
 import zoo
-from tests import test_case as tc
+from tests.support import models as tc
 report = {}
 for name in sys.argv[1:]:
     # build() creates every weight without a forward pass (tests/test_serialization.py checks it); explain()

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import train as train_script
-from tests.test_train import ONE_SHAPE
+from tests.support.runs import ONE_SHAPE
 from zoo.training import strategy as strategy_module
 
 ROOT = Path(__file__).resolve().parent.parent

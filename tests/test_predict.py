@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 import zoo
-from tests.export_support import PAIRS, make_run
+from tests.support.exports import PAIRS
+from tests.support.runs import make_run
 from zoo.export import export_saved_model
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -2,7 +2,7 @@
 pairs, checked byte for byte, written whole (kill -9 between writes) under the run's and the folder's
 locks, and the hub paths as far as no network allows.
 
-The runs are untrained (tests/export_support.make_run: 8-d vectors, hidden size 8) with a results.json
+The runs are untrained (tests/support/runs.py, make_run: 8-d vectors, hidden size 8) with a results.json
 written as train.py writes it, so that nothing here trains except the fine-tuning test.
 """
 
@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.export_support import PAIRS, finished_run, make_run
+from tests.support.exports import PAIRS
+from tests.support.runs import finished_run
 from zoo.runs.predictor import RunPredictor
 from zoo.fileio import write_json
 from zoo.presets import (HubClientMissingError, HubUnreachableError, NLIClassifier, PresetError,
@@ -37,13 +38,8 @@ LAYOUT = ("config.json", "model.weights.h5", "preprocessor.json", "tokenizer.jso
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    return finished_run(str(tmp_path_factory.mktemp("run") / "bowman_lstm"), "bowman_lstm")
-
-
-@pytest.fixture(scope="module")
-def preset_dir(run_dir, tmp_path_factory):
-    return export_preset(load_run(run_dir), str(tmp_path_factory.mktemp("presets") / "bowman_lstm"))
+def preset_dir(finished_run_dir, tmp_path_factory):
+    return export_preset(load_run(finished_run_dir), str(tmp_path_factory.mktemp("presets") / "bowman_lstm"))
 
 
 @pytest.fixture(scope="module")
@@ -110,9 +106,9 @@ def test_preset_has_kerashubs_layout_and_every_file_checked(preset_dir):
     assert preprocessor["max_premise_length"] == 100 and preprocessor["parse_trees"] is False
 
 
-def test_metadata_records_paper_parameters_data_and_results(preset_dir, run_dir):
+def test_metadata_records_paper_parameters_data_and_results(preset_dir, finished_run_dir):
     metadata = json.loads((Path(preset_dir) / "metadata.json").read_text(encoding="utf-8"))
-    run = load_run(run_dir)
+    run = load_run(finished_run_dir)
     assert metadata["model"] == "bowman_lstm"
     assert metadata["paper"] == get_spec("bowman_lstm").paper
     assert metadata["parameters_without_embeddings"] == run.model.count_params_without_embeddings()
@@ -142,14 +138,14 @@ def test_file_names_are_kerashubs():
         assert getattr(files, name) == getattr(preset_utils, name), name
 
 
-def test_an_existing_folder_is_refused_unless_overwrite(run_dir, tmp_path):
+def test_an_existing_folder_is_refused_unless_overwrite(finished_run_dir, tmp_path):
     target = tmp_path / "preset"
     target.mkdir()
     (target / "notes.txt").write_text("mine", encoding="utf-8")
     with pytest.raises(PresetError) as error:
-        export_preset(load_run(run_dir), str(target))
+        export_preset(load_run(finished_run_dir), str(target))
     assert "not empty" in one_line(error) and (target / "notes.txt").exists()
-    export_preset(run_dir, str(target), overwrite=True)  # a run directory works too
+    export_preset(finished_run_dir, str(target), overwrite=True)  # a run directory works too
     assert not (target / "notes.txt").exists() and (target / "metadata.json").exists()
     assert not [n for n in os.listdir(tmp_path) if ".tmp-" in n]  # no temporary left
     assert sorted(os.listdir(tmp_path)) == ["preset"]  # nor the folder's lock
@@ -157,8 +153,8 @@ def test_an_existing_folder_is_refused_unless_overwrite(run_dir, tmp_path):
 
 # Loading, predicting, fine-tuning -------------------------------------------------------------------------
 
-def test_predict_on_raw_pairs_equals_predict_py(classifier, run_dir):
-    expected = RunPredictor(run_dir).predict(RAW)
+def test_predict_on_raw_pairs_equals_predict_py(classifier, finished_run_dir):
+    expected = RunPredictor(finished_run_dir).predict(RAW)
     probabilities = classifier.predict(RAW)
     assert isinstance(classifier, NLIClassifier) and probabilities.shape == (len(RAW), 3)
     reference = np.array([[p["probabilities"][name] for name in classifier.labels] for p in expected])
@@ -167,8 +163,8 @@ def test_predict_on_raw_pairs_equals_predict_py(classifier, run_dir):
     assert classifier.labels == ("entailment", "neutral", "contradiction")
 
 
-def test_preprocessor_gives_the_runs_id_inputs(classifier, run_dir):
-    run = load_run(run_dir)
+def test_preprocessor_gives_the_runs_id_inputs(classifier, finished_run_dir):
+    run = load_run(finished_run_dir)
     ids = classifier.preprocessor(RAW)
     expected = run.encode(RAW)
     assert sorted(ids) == ["hypothesis", "premise"]
@@ -321,13 +317,14 @@ def leftovers(folder, name):
     return sorted(n for n in os.listdir(folder) if n.startswith(f".{name}."))
 
 
-def test_a_killed_export_leaves_the_old_preset_or_the_new_one_whole(run_dir, preset_dir, tmp_path):
+def test_a_killed_export_leaves_the_old_preset_or_the_new_one_whole(finished_run_dir, preset_dir, tmp_path):
     targets = {step: old_preset(preset_dir, tmp_path / f"p{i}") for i, step in enumerate(saving.FAULT_STEPS)}
     arguments = [str(part) for step, target in targets.items() for part in (step, target)]
-    out = subprocess.run([sys.executable, "-c", KILL_DRIVER, run_dir, *arguments], cwd=ROOT, capture_output=True,
-                         text=True, timeout=300, env={k: v for k, v in os.environ.items() if k != saving.FAULT_ENV})
+    out = subprocess.run([sys.executable, "-c", KILL_DRIVER, finished_run_dir, *arguments], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300,
+                         env={k: v for k, v in os.environ.items() if k != saving.FAULT_ENV})
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {step: signal.SIGKILL for step in targets}, out.stderr
-    run = load_run(run_dir)
+    run = load_run(finished_run_dir)
     for step, target in targets.items():
         expected = "bowman_lstm" if step == "preset:swapped" else "the old preset"
         assert verify_preset(str(target))["run"] == expected, step  # every file whole, the old or the new
@@ -345,7 +342,7 @@ class Fault(BaseException):
     pass
 
 
-def test_without_an_atomic_exchange_the_next_export_puts_the_old_preset_back(run_dir, preset_dir, tmp_path,
+def test_without_an_atomic_exchange_the_next_export_puts_the_old_preset_back(finished_run_dir, preset_dir, tmp_path,
                                                                              monkeypatch):
     target = old_preset(preset_dir, tmp_path / "preset")
 
@@ -356,38 +353,38 @@ def test_without_an_atomic_exchange_the_next_export_puts_the_old_preset_back(run
     monkeypatch.setattr(saving, "_exchange", lambda a, b: False)
     monkeypatch.setattr(saving, "fault_point", fail_at)
     with pytest.raises(Fault):
-        export_preset(run_dir, str(target), overwrite=True)
+        export_preset(finished_run_dir, str(target), overwrite=True)
     assert not target.exists() and [n for n in leftovers(tmp_path, "preset") if ".old-" in n]
     with pytest.raises(PresetError, match="not empty"):
-        export_preset(run_dir, str(target))  # puts it back first
+        export_preset(finished_run_dir, str(target))  # puts it back first
     assert verify_preset(str(target))["run"] == "the old preset" and leftovers(tmp_path, "preset") == []
     monkeypatch.setattr(saving, "fault_point", lambda step: None)
-    export_preset(run_dir, str(target), overwrite=True)  # the two renames
+    export_preset(finished_run_dir, str(target), overwrite=True)  # the two renames
     assert verify_preset(str(target))["run"] == "bowman_lstm" and leftovers(tmp_path, "preset") == []
 
 
-def test_a_run_that_is_training_and_a_folder_being_written_are_refused(run_dir, tmp_path):
+def test_a_run_that_is_training_and_a_folder_being_written_are_refused(finished_run_dir, tmp_path):
     holder = subprocess.Popen(  # holds the run's lock as train.py does while it trains
         [sys.executable, "-c", "import sys, time; from zoo.runs import layout; layout.lock(sys.argv[1]).acquire(); "
-         "print('locked', flush=True); time.sleep(120)", run_dir], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+         "print('locked', flush=True); time.sleep(120)", finished_run_dir], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(PresetError) as error:
-            export_preset(run_dir, str(tmp_path / "preset"))
+            export_preset(finished_run_dir, str(tmp_path / "preset"))
     finally:
         holder.kill()
         holder.wait()
     message = one_line(error)
-    assert run_dir in message and f"PID {holder.pid}" in message and "training" in message
+    assert finished_run_dir in message and f"PID {holder.pid}" in message and "training" in message
     with saving.target_lock(tmp_path / "preset"):  # another export into the folder
         with pytest.raises(PresetError) as error:
-            export_preset(run_dir, str(tmp_path / "preset"))
+            export_preset(finished_run_dir, str(tmp_path / "preset"))
     assert "another process writes this preset folder" in one_line(error)
     assert os.listdir(tmp_path) == []  # a refused export leaves nothing
-    with layout.lock(run_dir):  # a caller holding the run's lock around the export: no second lock needed
-        export_preset(run_dir, str(tmp_path / "preset"))
+    with layout.lock(finished_run_dir):  # a caller holding the run's lock around the export: no second lock needed
+        export_preset(finished_run_dir, str(tmp_path / "preset"))
     assert verify_preset(str(tmp_path / "preset"))["model"] == "bowman_lstm"
-    assert not os.path.exists(os.path.join(run_dir, ".lock"))
+    assert not os.path.exists(os.path.join(finished_run_dir, ".lock"))
 
 
 # Checks before loading ------------------------------------------------------------------------------------

@@ -10,36 +10,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests.support.recurrent import both_paths, make_inputs, make_layer, same_step_on_either_loop
 from zoo.layers.loop_choice import choose_loop
 from zoo.layers.recurrent import BidirectionalLSTM
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOLERANCE = 1e-5
-
-
-def make_inputs(seed=0, batch=5, length=7, dim=6):
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(batch, length, dim)).astype("float32")
-    lengths = np.array([7, 3, 1, 5, 0])[:batch]                   # full, short, one word, empty
-    mask = np.arange(length)[None, :] < lengths[:, None]
-    mask[4, 0] = True                                             # the zoo's recurrent_mask: position 0 is real
-    return x, mask
-
-
-def make_layer(units=4, dim=6):
-    layer = BidirectionalLSTM(units, name="bi")
-    layer.build((None, None, dim))
-    rng = np.random.default_rng(1)
-    for variable in layer.weights:  # non-trivial weights, biases included
-        variable.assign(rng.normal(scale=0.5, size=variable.shape).astype("float32"))
-    return layer
-
-
-def both_paths(layer, x, mask):
-    """The fused loop's and Keras's outputs of a training step (the layers have no dropout)."""
-    fused = np.asarray(layer(x, mask=mask, training=True, loop="fused"))
-    reference = np.asarray(layer(x, mask=mask, training=True, loop="keras"))
-    return fused, reference
 
 
 def test_fused_loop_equals_keras_bidirectional_on_right_padded_sentences():
@@ -182,7 +158,7 @@ def test_the_loop_is_chosen_by_one_table(arguments, loop):
 def test_the_loop_choice_refuses_an_unknown_request_and_models_pass_theirs():
     with pytest.raises(ValueError, match="must be one of auto, packed, fused, keras"):
         choose_loop("yes", "tensorflow", "cpu", True, False)
-    from tests import test_case as tc
+    from tests.support import models as tc
 
     model = tc.make_model("esim")
     with pytest.raises(ValueError, match="lstm_loop must be one of"):
@@ -246,14 +222,12 @@ import json, sys
 import numpy as np
 import keras
 assert keras.backend.backend() == "jax"
-sys.path.insert(0, "tests")
-from test_recurrent import both_paths, make_inputs, make_layer
+from tests.support.recurrent import both_paths, make_inputs, make_layer, same_step_on_either_loop
 layer = make_layer()
 x, mask = make_inputs()
 fused, reference = both_paths(layer, x, mask)
-sys.path.insert(0, ".")
-from test_recurrent import test_a_training_step_of_a_model_is_the_same_on_either_loop as same_step
-same_step("esim", "auto")  # jax.custom_gradient: one training step moves every weight as Keras's loops do
+# jax.custom_gradient: one training step moves every weight as Keras's loops do
+same_step_on_either_loop("esim", "auto")
 print("JAX_DIFFERENCE " + json.dumps(float(np.abs(fused - reference).max())))
 """
 
@@ -272,16 +246,4 @@ def test_a_training_step_of_a_model_is_the_same_on_either_loop(name, loop):
     """Whole models: one SGD step with the zoo's loops ("auto": packed under TensorFlow, fused under JAX;
     "fused") and one with Keras's move every weight alike (dropout off, so that both steps see the same
     function); the model's `lstm_loop` is the switch a user has."""
-    from tests import test_case as tc
-
-    batch, labels = tc.random_pairs(batch=4), np.arange(4) % 3
-    weights = {}
-    for chosen in (loop, "keras"):
-        model = tc.make_model(name, dropout=0.0) if name == "esim" else tc.make_model(name)
-        model.lstm_loop = chosen
-        model.compile(optimizer=keras.optimizers.SGD(0.5),
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        model.train_on_batch(batch, labels)
-        weights[chosen] = [np.asarray(v) for v in model.trainable_variables]
-    for ours, theirs in zip(weights[loop], weights["keras"]):
-        np.testing.assert_allclose(ours, theirs, atol=1e-4, rtol=1e-4)
+    same_step_on_either_loop(name, loop)

@@ -7,7 +7,7 @@ nothing the user placed is deleted, and every remedy names the exact path.
   of a set without checksum, a corrupt meta.json or checksums.json, a killed conversion;
 - data files: a zip member failing its CRC, a corrupt or truncated snli_1.0.zip, an unclosed CSV quote.
 
-Tiny fixtures in tmp_path; downloads are file:// URLs (tests/test_embeddings.py's pattern): no network.
+Tiny fixtures in tmp_path; downloads are file:// URLs (tests/support/vectors.py): no network.
 """
 
 import dataclasses
@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.test_embeddings import GLOVE, ROWS, fixture_source, forbid_network, write_word2vec_bin
+from tests.support.vectors import GLOVE, ROWS, fixture_source, forbid_network, write_word2vec_bin
 from zoo.data.corpora import load_corpus
 from zoo.data.embeddings import build_embedding_matrix, load_vectors
 from zoo.data.readers import DataFormatError

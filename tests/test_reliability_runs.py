@@ -2,7 +2,7 @@
 kill cannot spoil and a fallback when one is damaged anyway, a stop at the first non-finite loss, Ctrl-C,
 and a clear line for each bad option or damaged file.
 
-Every run is tiny (the ONE_SHAPE runs of tests/test_train.py).
+Every run is tiny (tests/support/runs.py: `tiny_args` with `ONE_SHAPE`).
 """
 
 import json
@@ -23,8 +23,7 @@ import train as train_script
 from zoo.fileio import DirectoryLock
 from zoo.runs import layout
 
-from tests.test_faults import assert_same, comparable, stop_at
-from tests.test_train import ONE_SHAPE, ROOT, subprocess_env, tiny_args
+from tests.support.runs import ONE_SHAPE, ROOT, assert_same, comparable, stop_at, subprocess_env, tiny_args
 
 
 def error_lines(capsys):
@@ -58,7 +57,7 @@ def copy_run(run_dir, target):
 
 # Bad options: one line, before anything is written --------------------------------------------------
 @pytest.mark.parametrize("extra, words", [
-    (["--batch-size", "0"], "batch_size must be a whole number > 0, got 0"),
+    (["--batch-size", "0"], "--batch-size: must be a whole number from 1 to 65,536, got 0"),
     (["--set", "learning_rate=fast"], "learning_rate must be a number >= 0, got 'fast'"),
     (["--set", "dropout=1.5"], "dropout must be a number in [0, 1)"),
     (["--set", "no_such_setting=1"], "unknown setting 'no_such_setting'"),
@@ -113,7 +112,7 @@ def test_the_backup_falls_back_to_the_last_readable_state(tmp_path, capsys):
     import keras
 
     from zoo.training.callbacks import Backup
-    from tests.test_case import make_model
+    from tests.support.models import make_model
 
     model = make_model("bowman_lstm")
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")

@@ -19,18 +19,13 @@ import numpy as np
 import pytest
 
 import zoo
-from tests import test_case as tc
+from tests.support import models as tc
+from tests.support.models import frozen_word_setup, shallow, word_tables
 from zoo.models.base import NLIModel
 from zoo.registry import KERAS_PACKAGE
 
 MODELS = zoo.list_models()
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def shallow(name):
-    """Overrides keeping the tree-LSTMs' level loops short: 6 levels cover every tree over the test
-    batches' at most 7 words (the syntactic preset computes 48 over given parses)."""
-    return {"max_depth": 6} if "max_depth" in zoo.get_preset(name)["model"] else {}
 
 
 def zoo_classes():
@@ -149,29 +144,6 @@ def test_keras_round_trip_gives_identical_outputs(name, tmp_path):
         np.testing.assert_allclose(got[key], value, atol=1e-6, rtol=0, err_msg=key)
 
 
-def frozen_word_setup(name, num_tunable=5, run_eagerly=True):
-    """A compiled model (no dropout) whose word vectors are pretrained and frozen except `num_tunable`
-    rows (`tunable_words="oov"`), with a batch and labels. Eager steps cost less than compiling one for
-    a single step on TensorFlow; on JAX the other way round."""
-    import keras
-
-    rng = np.random.default_rng(0)
-    mask = np.zeros(tc.VOCAB, bool)
-    mask[rng.choice(np.arange(3, tc.VOCAB), num_tunable, replace=False)] = True
-    model = tc.make_unbuilt_model(name, tunable_words="oov", num_tunable=num_tunable, dropout=0.0, **shallow(name))
-    model.set_embeddings(rng.normal(size=(tc.VOCAB, tc.EMBEDDING_DIM)).astype("float32"), mask)
-    model.compile(optimizer=keras.optimizers.Adam(1e-2),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), run_eagerly=run_eagerly)
-    batch = tc.model_inputs(model, tc.random_pairs(batch=8))
-    return model, batch, np.arange(8) % 3
-
-
-def word_tables(model):
-    """`(frozen, tunable)` word vectors of a model or of each member of an ensemble."""
-    layers = [model.embedding] if model.embeds_words else model.embedding.layers
-    return ([np.asarray(layer.table) for layer in layers], [np.asarray(layer.tunable) for layer in layers])
-
-
 @pytest.mark.parametrize("name", ["rocktaschel_wbw", "him", "syntactic_tree_lstm"])
 def test_loaded_model_trains_on_with_its_frozen_words(name, tmp_path):
     """The frozen/tunable split of the word vectors, the optimiser's state and (HIM) both members survive
@@ -206,8 +178,8 @@ import jax
 import keras
 assert keras.backend.backend() == "jax", keras.backend.backend()
 import zoo
-from tests import test_case as tc
-from tests.test_serialization import frozen_word_setup, shallow, word_tables
+from tests.support import models as tc
+from tests.support.models import frozen_word_setup, shallow, word_tables
 
 
 def stateless_explain(model):

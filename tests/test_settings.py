@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import zoo
-from tests.export_support import finished_run, make_run
+from tests.support.runs import make_run
 from zoo import registry
 from zoo.registry import get_preset
 from zoo.runs.optimizer import make_optimizer
@@ -74,19 +74,14 @@ def test_the_oov_rules_are_one_list():
     assert {tunable_words_for(rule) for rule in OOV_RULES} == {"oov", "all", "none"}
 
 
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    return finished_run(str(tmp_path_factory.mktemp("settings") / "run"), "bowman_lstm")
-
-
-def test_a_run_is_read_back_typed_as_it_was_written(run_dir):
-    record = load_record(run_dir)
+def test_a_run_is_read_back_typed_as_it_was_written(finished_run_dir):
+    record = load_record(finished_run_dir)
     assert record.model == "bowman_lstm" and record.settings.model["hidden_size"] == 8
     assert record.data.source == "snli_sample" and record.data.max_train_examples == 64
     assert record.settings.train.epochs == 1 and record.embedding_dim == 8 and record.tunable_words == "all"
-    written = json.loads(Path(run_dir, "config.json").read_text(encoding="utf-8"))
+    written = json.loads(Path(finished_run_dir, "config.json").read_text(encoding="utf-8"))
     assert record.to_json() == written and RunRecord.from_json(written) == record
-    run = zoo.load(run_dir)
+    run = zoo.load(finished_run_dir)
     assert run.record == record and run.settings is run.record.settings and run.labels == record.labels
 
 
@@ -171,9 +166,9 @@ def damaged_copy(run_dir, tmp_path, damage):
 
 
 @pytest.mark.parametrize("case", sorted(DAMAGED_CONFIGS))
-def test_a_damaged_config_is_one_line_naming_the_file_and_field(run_dir, tmp_path, case):
+def test_a_damaged_config_is_one_line_naming_the_file_and_field(finished_run_dir, tmp_path, case):
     damage, expected = DAMAGED_CONFIGS[case]
-    copy = damaged_copy(run_dir, tmp_path, damage)
+    copy = damaged_copy(finished_run_dir, tmp_path, damage)
     with pytest.raises(RunFileError) as error:
         load_record(copy)
     message = str(error.value)
@@ -182,9 +177,9 @@ def test_a_damaged_config_is_one_line_naming_the_file_and_field(run_dir, tmp_pat
 
 
 @pytest.mark.parametrize("case", sorted(DAMAGED_RESULTS))
-def test_a_damaged_results_json_is_one_line_naming_the_file_and_field(run_dir, tmp_path, case):
+def test_a_damaged_results_json_is_one_line_naming_the_file_and_field(finished_run_dir, tmp_path, case):
     damage, expected = DAMAGED_RESULTS[case]
-    copy = damaged_copy(run_dir, tmp_path, damage)
+    copy = damaged_copy(finished_run_dir, tmp_path, damage)
     with pytest.raises(RunFileError) as error:
         read_results(copy)
     message = str(error.value)
@@ -201,7 +196,7 @@ TRAIN_ARGS = ["--model", "bowman_lstm", "--dataset", "snli_sample", "--embedding
     ("evaluate", "another model's settings"), ("predict", "no model"), ("export", "a list"),
     ("train", "a batch size of 0"), ("train", "results: an empty object"), ("train", "results: a list"),
     ("compare", "results: a test without accuracy")])
-def test_every_command_refuses_a_damaged_run_file_in_one_line(run_dir, tmp_path, capsys, command, case):
+def test_every_command_refuses_a_damaged_run_file_in_one_line(finished_run_dir, tmp_path, capsys, command, case):
     """The commands that open a run name the damaged file and field in one line, exit 2, and write nothing."""
     import evaluate
     import export
@@ -210,7 +205,7 @@ def test_every_command_refuses_a_damaged_run_file_in_one_line(run_dir, tmp_path,
     from zoo.commands import compare
 
     damage, expected = DAMAGED_RESULTS[case[9:]] if case.startswith("results: ") else DAMAGED_CONFIGS[case]
-    copy = damaged_copy(run_dir, tmp_path, damage)
+    copy = damaged_copy(finished_run_dir, tmp_path, damage)
     before = sorted(os.listdir(copy))
     argv = {"evaluate": ["--run-dir", copy, "--dataset", "snli_sample", "--quiet"],
             "predict": ["--run-dir", copy, "--premise", "A man.", "--hypothesis", "A person."],

@@ -17,7 +17,7 @@ import pytest
 
 from zoo.commands import compare as compare_command
 from zoo.commands import sweep as sweep_command
-from tests.test_train import hparams_table
+from tests.support.runs import hparams_table
 from zoo.comparison.spec import SpecError, SweepSpec
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,33 +22,18 @@ from zoo.training import callbacks as cb
 from zoo import runs
 from zoo.commands import train as cli
 from zoo.runs import evaluation, layout
+from zoo.runs.record import RunRecord
 from zoo.training.config import parse_overrides
 
-ROOT = Path(__file__).resolve().parent.parent
-MODEL = "rocktaschel_wbw"  # attends, so attention images are drawn
-TINY = ["--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "8",
-        "--max-train-examples", "64", "--max-eval-examples", "32", "--set", "hidden_size=8",
-        "--batch-size", "16", "--verbose", "2"]
-# Sentences cut to the length grid's first cell: every batch has one shape, so a process traces its steps
-# once (for the tests whose subject is not the batch shapes).
-ONE_SHAPE = ["--set", "max_premise_length=14", "--set", "max_hypothesis_length=10"]
+from tests.support.runs import ONE_SHAPE, ROOT, TINY_MODEL, hparams_table, subprocess_env, tiny_args
 
-
-def tiny_args(run_dir, *extra, model=MODEL):
-    """Command line arguments of a tiny run in `run_dir`."""
-    return ["--model", model, *TINY, "--run-dir", str(run_dir), *extra]
+MODEL = TINY_MODEL  # attends, so attention images are drawn
 
 
 def run_cli(args, env=None, **kwargs):
     """Runs train.py in a subprocess and returns the CompletedProcess."""
     return subprocess.run([sys.executable, str(ROOT / "train.py"), *args], cwd=ROOT, capture_output=True,
                           text=True, env=env, timeout=300, **kwargs)
-
-
-def subprocess_env():
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
-    env.pop("TF_CONFIG", None)
-    return env
 
 
 @pytest.fixture(scope="module")
@@ -162,27 +147,6 @@ def test_tensorboard(trained):
     assert [step for step, _ in sorted(tags["images"]["attention/pair_0"])] == [1, 2]
     # the HParams session is a run of its own (LOGDIR/hparams), never the logdir's root
     assert "_hparams_/session_start_info" in tags["hparams"] and "." not in tags
-
-
-def hparams_table(logdir):
-    """`(experiment, session groups)` as TensorBoard's HParams dashboard gets them with `tensorboard --logdir
-    LOGDIR`: the plugin's own handlers over a data provider of the event files."""
-    from tensorboard import context
-    from tensorboard.backend.event_processing import data_provider, plugin_event_multiplexer
-    from tensorboard.plugins import base_plugin
-    from tensorboard.plugins.hparams import api_pb2, backend_context, get_experiment, list_session_groups
-
-    multiplexer = plugin_event_multiplexer.EventMultiplexer()
-    multiplexer.AddRunsFromDirectory(str(logdir))
-    multiplexer.Reload()
-    provider = data_provider.MultiplexerDataProvider(multiplexer, str(logdir))
-    backend = backend_context.Context(base_plugin.TBContext(logdir=str(logdir), multiplexer=multiplexer,
-                                                            data_provider=provider))
-    ctx = context.RequestContext()
-    experiment = get_experiment.Handler(ctx, backend, "", api_pb2.GetExperimentRequest()).run()
-    statuses = [api_pb2.STATUS_UNKNOWN, api_pb2.STATUS_SUCCESS, api_pb2.STATUS_FAILURE, api_pb2.STATUS_RUNNING]
-    request = api_pb2.ListSessionGroupsRequest(start_index=0, slice_size=100, allowed_statuses=statuses)
-    return experiment, list(list_session_groups.Handler(ctx, backend, "", request).run().session_groups)
 
 
 def test_hparams_show_the_reported_metrics_under_either_logdir(trained, tmp_path):
@@ -346,8 +310,9 @@ def test_data_errors_are_one_line(tmp_path, capsys):
         (bad / f"snli_1.0_{stem}.jsonl").write_text("{not json\n")
     # the real command line (exit status, stderr) for a missing folder, train.py's main in this process for
     # a malformed file (the same message path, without a TensorFlow start)
-    for data_dir, where, in_process in ((tmp_path / "missing", "missing", False),
-                                        (bad, "snli_1.0_train.jsonl:1:", True)):
+    for data_dir, where, expected, in_process in (
+            (tmp_path / "missing", "missing", "argument --data-dir", False),
+            (bad, "snli_1.0_train.jsonl:1:", "cannot load", True)):
         argv = ["--model", MODEL, "--data-dir", str(data_dir), "--embeddings", "none",
                 "--run-dir", str(tmp_path / "run")]
         if in_process:
@@ -360,7 +325,7 @@ def test_data_errors_are_one_line(tmp_path, capsys):
         assert returncode == 2
         assert "Traceback" not in stderr
         lines = [line for line in stderr.splitlines() if line.startswith("train.py: error:")]
-        assert len(lines) == 1 and "cannot load" in lines[0] and where in lines[0], stderr
+        assert len(lines) == 1 and expected in lines[0] and where in lines[0], stderr
 
 
 # Precision and strategies ------------------------------------------------------------------------
@@ -464,7 +429,9 @@ def test_a_resumed_run_equals_the_uninterrupted_one(tmp_path, monkeypatch):
 
 def test_runs_written_before_a_setting_existed_load_as_trained():
     config = {"model": "rocktaschel_wbw", "vocabulary_size": 20, "embedding_dim": 4, "tunable_words": "all",
-              "num_tunable": 0, "preset": {"model": {"hidden_size": 4, "dropout": 0.1, "two_way": False}}}
-    assert runs.build_model(config).classifier_activation == "linear"  # the classifier of runs before tanh
+              "num_tunable": 0, "tokenizer": {"lowercase": True},
+              "preset": {"model": {"hidden_size": 4, "dropout": 0.1, "two_way": False}}}
+    old = RunRecord.from_json(config)  # the one conversion of older runs: zoo.runs.record
+    assert runs.build_model(old).classifier_activation == "linear"  # the classifier of runs before tanh
     config["preset"]["model"]["classifier_activation"] = "tanh"
-    assert runs.build_model(config).classifier_activation == "tanh"
+    assert runs.build_model(RunRecord.from_json(config)).classifier_activation == "tanh"

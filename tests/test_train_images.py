@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from tests import test_case as tc
+from tests.support import models as tc
 from zoo.training.callbacks import AttentionImages
 from zoo.training.callbacks.images import EveryNthEpoch
 

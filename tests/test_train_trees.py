@@ -10,7 +10,7 @@ import pytest
 
 import train as train_script
 import zoo
-from tests.test_train import ONE_SHAPE, TINY
+from tests.support.runs import ONE_SHAPE, TINY
 from zoo.data.snli import load_snli
 from zoo.data.tokenizer import Tokenizer
 from zoo.data.vocab import Vocabulary
@@ -32,12 +32,12 @@ def members(tmp_path_factory):
 
 def test_syntactic_models_get_the_parse_trees(capsys):
     args = build_parser().parse_args(["--model", "syntactic_tree_lstm"])
-    preset = run_config(args).settings.to_json()
+    settings = run_config(args).settings
     splits, _ = load_snli("snli_sample")
     test = splits["test"][:40]
-    tokenizer = Tokenizer(lowercase=preset["data"]["lowercase"])
+    tokenizer = Tokenizer(lowercase=settings.data.lowercase)
     vocab = Vocabulary.build(inputs.tokenize_sentences(tokenizer, splits["train"][:40]))
-    features, labels, weights = next(iter(inputs.make_model_batches(test, vocab, tokenizer, preset, report_trees="test")))
+    features, labels, weights = next(iter(inputs.make_model_batches(test, vocab, tokenizer, settings, report_trees="test")))
     for key in ("premise", "hypothesis"):
         ids, tree = features[key].numpy(), features[f"{key}_tree"].numpy()
         assert tree.shape == (ids.shape[0], 2 * ids.shape[1] - 1, 3)

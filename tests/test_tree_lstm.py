@@ -5,15 +5,8 @@ import pytest
 
 from zoo.data import tree_graph as G
 from zoo.data import tree_pipeline as TP
+from tests.support.models import random_tree
 from zoo.data import trees as T
-
-
-def random_tree(rng, leaves):
-    """A random full binary tree over `leaves` (a list of leaf names): random split points."""
-    if len(leaves) == 1:
-        return leaves[0]
-    split = int(rng.integers(1, len(leaves)))
-    return (random_tree(rng, leaves[:split]), random_tree(rng, leaves[split:]))
 
 
 def tree_lstm_block(x, hl, cl, hr, cr, W, b, U, hidden):

@@ -3,20 +3,9 @@
 import numpy as np
 
 import zoo
-from tests import test_case as tc
-from tests.test_tree_lstm import random_tree
+from tests.support import models as tc
+from tests.support.models import parsed_batch
 from zoo.data import trees as T
-
-
-def parsed_batch(batch, seed=0):
-    """`batch` plus random binary trees over its real tokens (as `make_tree_dataset` gives parses)."""
-    rng = np.random.default_rng(seed)
-    out = dict(batch)
-    for key in ("premise", "hypothesis"):
-        lengths = (batch[key] != 0).sum(1)
-        nested = [random_tree(rng, [str(t) for t in range(n)]) if n else None for n in lengths]
-        out[f"{key}_tree"] = T.pad_trees([T.tree_arrays(t) for t in nested], length=batch[key].shape[1])
-    return out
 
 
 def pad_parsed(batch, extra_premise, extra_hypothesis):

@@ -3,7 +3,7 @@
 import numpy as np
 import tensorflow as tf
 
-from tests import test_case as tc
+from tests.support import models as tc
 from zoo.layers.alignment import unmatchedness
 from zoo.layers.masking import masked_softmax
 

@@ -1,4 +1,4 @@
-"""The command lines: `nli-zoo train | evaluate | predict | export | models | sweep | compare | demo`
+"""The command lines: `nli-zoo train | evaluate | predict | export | models | sweep | compare | reproduce | demo`
 (installed by `pip install .`).
 
 Each subcommand is a module of this package with `build_parser(prog)` and `main(argv, prog)`; the
@@ -19,6 +19,7 @@ COMMANDS = {
     "models": "list the registered models, or show one's paper preset",
     "sweep": "train models x seeds x settings, or a random or Bayesian search (KerasTuner); rerun to resume",
     "compare": "compare runs: seeds grouped, intervals, paired tests (Markdown, JSON, chart, TensorBoard)",
+    "reproduce": "reproduce a paper's table: its rows over seeds, beside the reported figures, claims tested",
     "demo": "try one or two models on your own pairs in a local web page (Gradio)",
 }
 

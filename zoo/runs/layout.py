@@ -160,7 +160,7 @@ def prepare_run_dir(run_dir, identity, epochs, overwrite=False):
         return "extend" if epochs > trained and ran >= trained else "finished"
     state = RunState(os.path.join(run_dir, BACKUP_DIR)).load()  # the state decides; RunStateError if damaged
     if state.current is not None:
-        return "evaluate" if is_complete(state.current, requested) else "resume"
+        return "evaluate" if is_complete(state.current, epochs) else "resume"
     try:  # no state: a run before its first commit (trained from epoch 1), or one evaluated from history.json
         history = read_json(os.path.join(run_dir, HISTORY_FILE), {})
     except ValueError:

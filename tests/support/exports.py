@@ -1,32 +1,19 @@
-"""Helpers of the export and prediction tests: tiny untrained run directories, the models to export.
-
-A run directory made here looks like one written by `train.py` (config.json, vocab.txt,
-best.weights.h5), with random weights, 8-d vectors and hidden size 8, so that export, reload and
-comparison stay fast.
+"""Helpers of the export and prediction tests: the pairs exports answer, the models to export, exports
+built once across the pytest-xdist workers, and the loader run in a fresh process
+(`python -m tests.support.exports JOBS.json`). The runs they export are `tests.support.runs.make_run`'s.
 """
 
 import contextlib
 import fcntl
 import fnmatch
-import functools
 import json
 import os
 import time
 
 import zoo
-from zoo import fileio
-from zoo.data.snli import load_snli
-from zoo.data.tokenizer import Tokenizer
-from zoo.data.vocab import Vocabulary
-from zoo.data.embeddings import EmbeddingMatrix
-from zoo.runs import layout
-from zoo.runs.record import save_record
-from zoo.training.config import RunConfig
-from zoo.training.untrained import new_record, write_untrained_run
 
 # Tree-based models: the syntactic ones also take binary parses; all are exported like the others.
 TREE_MODEL_PATTERNS = ("*tree*", "him", "paria*")
-SMALL = {"hidden_size": 8, "mlp_size": 8, "operator_size": 8}
 
 # (premise, hypothesis, premise_binary_parse, hypothesis_binary_parse): binary parses in SNLI's format
 # whose leaves are the tokens of the (cased) tokenizer. The second premise has none (complete tree).
@@ -45,64 +32,6 @@ def tree_models():
     return [name for name in zoo.list_models() if any(fnmatch.fnmatch(name, p) for p in TREE_MODEL_PATTERNS)]
 
 
-@functools.lru_cache(maxsize=None)
-def sample_vocabulary(lowercase, examples=200):
-    """A vocabulary of the first `examples` training pairs of the shipped sample (cached)."""
-    splits, _ = load_snli("snli_sample")
-    tokenizer = Tokenizer(lowercase=lowercase)
-    texts = [ex[k] for ex in splits["train"][:examples] for k in ("premise", "hypothesis")]
-    return Vocabulary.build(tokenizer.tokenize_batch(texts))
-
-
-def make_run(run_dir, model_name, embedding_dim=8, seed=0, **options):
-    """Writes an untrained run directory of `model_name` through the library (`write_untrained_run`: what
-    train.py writes before its first epoch, plus the best weights), at the small sizes of `SMALL`.
-
-    Args:
-        run_dir: the directory to create.
-        model_name: a registered model.
-        embedding_dim: word vector size.
-        seed: initial weights seed.
-        **options: more `RunConfig.create` arguments (`overrides` are merged with `SMALL`).
-
-    Returns:
-        `run_dir`.
-    """
-    small = {k: v for k, v in SMALL.items() if k in zoo.get_preset(model_name)["model"]}
-    config = RunConfig.create(model=model_name, dataset="snli_sample", embeddings="none",
-                              embedding_dim=embedding_dim, seed=seed, run_dir=str(run_dir),
-                              overrides={**small, **options.pop("overrides", {})}, **options)
-    return write_untrained_run(config, sample_vocabulary(config.data.lowercase))
-
-
-def write_record(run_dir, model_name, seed=0, **options):
-    """Writes only a run's `config.json`, through the library (`RunConfig`, then the record training
-    derives): for tests of what reads records and results (compare) without a model.
-
-    Args:
-        **options: more `RunConfig.create` arguments (default `dataset="snli_sample"`, `embeddings="none"`,
-            `embedding_dim=8`).
-    """
-    options = {"dataset": "snli_sample", "embeddings": "none", "embedding_dim": 8, **options}
-    config = RunConfig.create(model=model_name, seed=seed, run_dir=str(run_dir), **options)
-    vocab = sample_vocabulary(config.data.lowercase, examples=20)
-    save_record(str(run_dir), new_record(config, vocab, EmbeddingMatrix.random(config.random_vectors_dim)))
-    return str(run_dir)
-
-
-def finished_run(run_dir, model_name, dev=0.4375, test=0.40625, **options):
-    """An untrained run directory (`make_run`) with the results.json of a finished train.py run."""
-    make_run(run_dir, model_name, max_train_examples=64, max_eval_examples=32, epochs=1, **options)
-    per_class = {"entailment": 0.5, "neutral": 0.25, "contradiction": 0.5}
-    fileio.write_json(os.path.join(run_dir, layout.RESULTS_FILE), {
-        "model": model_name, "dev_accuracy": dev, "test_accuracy": test,
-        "dev": {"accuracy": dev, "examples": 32, "per_class_accuracy": per_class},
-        "test": {"accuracy": test, "examples": 32, "per_class_accuracy": per_class},
-        "epochs_run": 1, "best_epoch": 1,
-        "embeddings": {"source": "none", "dim": 8, "coverage": None, "tunable_words": "all", "num_tunable": 0}})
-    return run_dir
-
-
 # Edge cases of the serving tests: empty sentences, a 5,000-word sentence, non-ASCII text.
 EDGE_PAIRS = [
     ("", "A man sleeps."),
@@ -114,7 +43,7 @@ EDGE_PAIRS = [
 
 def load_in_fresh_process(jobs_path):
     """Loads SavedModels with `tf.saved_model.load` and runs both signatures on pairs (meant to run in a
-    fresh process: `python -m tests.export_support JOBS.json`).
+    fresh process: `python -m tests.support.exports JOBS.json`).
 
     Args:
         jobs_path: a JSON file `{"pairs": [[p, h(, p_parse, h_parse)], ...], "jobs": [{"saved_model": DIR, "out": NPZ}, ...]}`;
@@ -149,12 +78,6 @@ def load_in_fresh_process(jobs_path):
         except tf.errors.InvalidArgumentError as error:
             arrays["invalid_utf8"] = np.array(error.message.splitlines()[0])
         np.savez(job["out"], **arrays)
-
-
-if __name__ == "__main__":
-    import sys
-
-    load_in_fresh_process(sys.argv[1])
 
 
 # Exports shared by the pytest-xdist workers ------------------------------------------------------
@@ -221,3 +144,9 @@ def build_exports(root, models, pairs, build_one, load_many, timeout=900):
         manifests[name] = dict(json.loads((directory / "manifest.json").read_text(encoding="utf-8")),
                                dir=str(directory))
     return manifests
+
+
+if __name__ == "__main__":
+    import sys
+
+    load_in_fresh_process(sys.argv[1])

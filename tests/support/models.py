@@ -1,12 +1,15 @@
-"""Shared test harness: every registered model goes through the same behavioural checks.
+"""Tiny models for the tests, and the behavioural checks every registered model goes through.
 
-A model file's own test only needs `check_model(name)`; `tests/test_models.py` runs it for every name
-in the registry, so a newly registered model is tested without writing anything.
+`tests/test_models.py` runs the checks for every name in the registry, so a newly registered model is tested
+without writing anything; a model file's own test calls them on its model. Random batches and random parse
+trees over their tokens are here too, and the helpers of the `.keras` round trips (also run in a JAX
+subprocess, which imports this module).
 """
 
 import numpy as np
 
 import zoo
+from zoo.data import trees as T
 
 VOCAB = 40
 EMBEDDING_DIM = 12
@@ -40,9 +43,26 @@ def model_inputs(model, batch, seed=0):
     """`batch`, plus random parse trees over its real tokens when `model` reads them (`reads_parse_trees`)."""
     if not model.reads_parse_trees:
         return batch
-    from tests.test_tree_models import parsed_batch  # here: that module imports this one
-
     return parsed_batch(batch, seed=seed)
+
+
+def random_tree(rng, leaves):
+    """A random full binary tree over `leaves` (a list of leaf names): random split points."""
+    if len(leaves) == 1:
+        return leaves[0]
+    split = int(rng.integers(1, len(leaves)))
+    return (random_tree(rng, leaves[:split]), random_tree(rng, leaves[split:]))
+
+
+def parsed_batch(batch, seed=0):
+    """`batch` plus random binary trees over its real tokens (as `make_tree_dataset` gives parses)."""
+    rng = np.random.default_rng(seed)
+    out = dict(batch)
+    for key in ("premise", "hypothesis"):
+        lengths = (batch[key] != 0).sum(1)
+        nested = [random_tree(rng, [str(t) for t in range(n)]) if n else None for n in lengths]
+        out[f"{key}_tree"] = T.pad_trees([T.tree_arrays(t) for t in nested], length=batch[key].shape[1])
+    return out
 
 
 # What Keras warns when a layer is called or loaded without a build() that creates all of its state.
@@ -148,3 +168,33 @@ def build_training_state(model, pairs, labels):
     few = {key: value[:2] for key, value in pairs.items()}
     model.compute_metrics(few, labels[:2], model(few), sample_weight=None)
     model.reset_metrics()
+
+
+# The `.keras` round trips (tests/test_serialization.py, in this process and in a JAX subprocess) ----------
+def shallow(name):
+    """Overrides keeping the tree-LSTMs' level loops short: 6 levels cover every tree over the test
+    batches' at most 7 words (the syntactic preset computes 48 over given parses)."""
+    return {"max_depth": 6} if "max_depth" in zoo.get_preset(name)["model"] else {}
+
+
+def frozen_word_setup(name, num_tunable=5, run_eagerly=True):
+    """A compiled model (no dropout) whose word vectors are pretrained and frozen except `num_tunable`
+    rows (`tunable_words="oov"`), with a batch and labels. Eager steps cost less than compiling one for
+    a single step on TensorFlow; on JAX the other way round."""
+    import keras
+
+    rng = np.random.default_rng(0)
+    mask = np.zeros(VOCAB, bool)
+    mask[rng.choice(np.arange(3, VOCAB), num_tunable, replace=False)] = True
+    model = make_unbuilt_model(name, tunable_words="oov", num_tunable=num_tunable, dropout=0.0, **shallow(name))
+    model.set_embeddings(rng.normal(size=(VOCAB, EMBEDDING_DIM)).astype("float32"), mask)
+    model.compile(optimizer=keras.optimizers.Adam(1e-2),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), run_eagerly=run_eagerly)
+    batch = model_inputs(model, random_pairs(batch=8))
+    return model, batch, np.arange(8) % 3
+
+
+def word_tables(model):
+    """`(frozen, tunable)` word vectors of a model or of each member of an ensemble."""
+    layers = [model.embedding] if model.embeds_words else model.embedding.layers
+    return ([np.asarray(layer.table) for layer in layers], [np.asarray(layer.tunable) for layer in layers])

@@ -1,0 +1,133 @@
+"""A reproduction's report (`zoo.reproduction.report.build`) as Markdown: the heading with the paper's
+conditions and this run's, the paper's table with the measured columns, the claimed orderings with their
+paired tests, the notes, and `nli-zoo compare`'s own tables (per class, McNemar) as the details."""
+
+import json
+
+from zoo.comparison.report import to_markdown as comparison_markdown
+from zoo.reproduction.tables import format_count
+
+
+# What the paper sets (the other departures are settings of the zoo's presets).
+PAPER_CONDITIONS = ("data", "word vectors", "test pairs", "--max-train-examples", "--max-eval-examples")
+
+
+def _figure(value, digits=1):
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _signed(value):
+    return "-" if value is None else f"{value:+.2f}"
+
+
+def _p(value):
+    return f"{value:.3g}" if value >= 1e-4 else f"{value:.1e}"
+
+
+def heading(report):
+    """The lines above the table: the paper, its data and vectors, and how this run departs from them."""
+    data, vectors = report["data"], report["vectors"]
+    seeds = ", ".join(str(s) for s in report["seeds"])
+    tables = "; ".join(f"{name}: {table['caption']}" for name, table in report["tables"].items())
+    lines = [f"# Reproduction of {report['citation']}", "",
+             f"The paper's tables ({tables}) beside this reproduction: {len(report['seeds'])} seed(s) per row "
+             f"({seeds}), runs in {report['directory']}/runs.", "",
+             f"- **The paper's data**: {data['dataset']} ({data['test_pairs']:,} test pairs): \"{data['as_printed']}\" "
+             f"({data['where']}).",
+             f"- **The paper's word vectors**: {vectors['name']}: \"{vectors['as_printed']}\" ({vectors['where']}); "
+             "rows quoted from earlier papers use those papers' vectors (their models' presets)."]
+    train = report["conditions"]["train"]
+    ours = [f"data {train.get('data_dir') or train.get('dataset') or 'snli'}",
+            f"word vectors {train.get('embeddings') or 'each row its paper vectors'}"]
+    ours += [f"{k}={v}" for k, v in report["conditions"]["settings"].items()]
+    ours += [f"{k.replace('_', '-')} {v}" for k, v in train.items() if k not in ("dataset", "data_dir", "embeddings")]
+    lines.append(f"- **This reproduction**: {', '.join(ours)}.")
+    departures = report["conditions"]["departures"]
+    if departures:
+        merged = {}
+        for what, value, paper in departures:
+            merged.setdefault((what, value), [])
+            if paper not in merged[(what, value)]:
+                merged[(what, value)].append(paper)
+        shown = "; ".join(f"{what} {value} (the {'paper' if what in PAPER_CONDITIONS else 'preset'}'s: "
+                          f"{', '.join(papers)})" for (what, value), papers in merged.items())
+        lines += ["", f"> **Not the paper's conditions**: {shown}. The measured accuracies cannot be held against "
+                      "the reported ones: the verdicts speak of the orderings only (the claims below)."]
+    return lines
+
+
+def rows_table(report):
+    """The paper's table with the measured columns."""
+    level = f"{report['confidence']:.0%}"
+    columns = {c for table in report["tables"].values() for c in table["columns"]}
+    sized = "size" in columns
+    head = ["row (as printed)", *(["size"] if sized else []), "model", "test: paper",
+            "test: measured, mean ± std (seeds)", f"{level} interval", "Δ test", "paper's in interval",
+            "dev: paper / measured", "train: paper / measured", "|θ|_M: paper / measured", "verdict"]
+    lines = ["| " + " | ".join(h.replace("|", "\\|") for h in head) + " |", "|" + "---|" * len(head)]
+    for entry in report["rows"]:
+        reported, measured = entry["reported"], entry.get("measured") or {}
+        tables = ", ".join(entry["printed"])
+        name = f"{entry['name']} ({tables})" + (f" [{entry['cited']}]" if entry.get("cited") else "")
+        model = entry["model"] or "-"
+        if entry["members"]:
+            model = f"{model} of {' + '.join(entry['members'])}"
+        elif entry["settings"]:
+            model += " " + " ".join(f"{k}={json.dumps(v)}" for k, v in entry["settings"].items())
+        cells = [name, *([reported.get("size") or "-"] if sized else []), model, _figure(reported.get("test"))]
+        if entry["status"] == "run":
+            std = f" ± {measured['test_std']:.2f}" if measured["test_std"] is not None else ""
+            seeds = ",".join(str(s) for s in entry["seeds"])
+            interval = measured["test_interval"]
+            inside = entry["reported_inside"]
+            cells += [f"{measured['test']:.2f}{std} ({seeds})",
+                      "-" if not interval else f"[{interval[0]:.2f}, {interval[1]:.2f}]", _signed(entry["difference"]),
+                      "-" if inside is None else "yes" if inside else "no",
+                      f"{_figure(reported.get('dev'))} / {_figure(measured['dev'], 2)}",
+                      f"{_figure(reported.get('train'))} / {_figure(measured['train'], 2)}",
+                      f"{reported.get('params') or '-'} / {format_count(measured['params'])}"]
+        else:
+            cells += ["", "", "", "", f"{_figure(reported.get('dev'))} / -", f"{_figure(reported.get('train'))} / -",
+                      f"{reported.get('params') or '-'} / -"]
+        cells.append(entry["verdict"])
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+    tested = sorted({e["test_pairs"] for e in report["rows"] if e.get("test_pairs")})
+    lines += ["", f"Accuracies in percent. Measured: the mean over the seeds of the test accuracy ± the standard "
+                  f"deviation over the seeds; the interval is the percentile bootstrap over the "
+                  f"{', '.join(f'{n:,}' for n in tested) or '-'} test pairs ({report['resamples']:,} resamples) of that "
+                  "mean; Δ: measured − reported. Train, measured: the training accuracy of each run's best epoch "
+                  "as Keras reports it (its running mean over the epoch, dropout on), not a pass over the training "
+                  "set. |θ|_M: trainable parameters outside the word vectors."]
+    return lines
+
+
+def claims_table(report):
+    level = f"{report['confidence']:.0%}"
+    if not report["claims"]:
+        return ["The paper claims no ordering between its rows."]
+    lines = ["| claim | the paper's words | paper: Δ test | measured: Δ test | "
+             f"{level} interval (paired bootstrap) | p | verdict |", "|---|---|---|---|---|---|---|"]
+    for claim in report["claims"]:
+        interval = claim.get("interval")
+        lines.append("| " + " | ".join([
+            claim["claim"], f"\"{claim['quote']}\" ({claim['where']})", _signed(claim["reported_difference"]),
+            _signed(claim.get("difference")), f"[{interval[0]:+.2f}, {interval[1]:+.2f}]" if interval else "-",
+            _p(claim["p_value"]) if "p_value" in claim else "-", f"**{claim['verdict']}**"]).replace("\n", " ") + " |")
+    lines += ["", "A > B: *held* when the paired interval of the difference A − B lies above 0, *not held* when it "
+                  "lies below 0, *not resolved* when it holds 0 (these test items cannot tell the rows apart). "
+                  "A ≈ B (the paper says they do not differ): *not held* when the interval leaves 0 out on either "
+                  "side; otherwise *not resolved*, since a paired test can refute that claim but never confirm it."]
+    return lines
+
+
+def to_markdown(report):
+    """The whole report as Markdown."""
+    lines = heading(report) + ["", "## The paper's table and this reproduction", ""] + rows_table(report)
+    lines += ["", "## The paper's claims, as paired tests", ""] + claims_table(report)
+    notes = [f"{entry['name']} ({entry['id']}): {entry['note']}" for entry in report["rows"] if entry.get("note")]
+    notes += report["notes"]
+    if notes:
+        lines += ["", "## Notes", ""] + [f"- {note}" for note in notes]
+    if report["comparison"]["groups"]:
+        lines += ["", "## Details (as nli-zoo compare shows them)", "", comparison_markdown(report["comparison"])]
+    return "\n".join(lines)
