@@ -141,10 +141,11 @@ def make_callbacks(config, run_dir, logdir, model_dev_pairs, dev_subset, trial_i
         history,
         cb.TensorBoard(logdir, log_every=config.log_every),
         cb.HParamsLogger(logdir, cb.flatten_hparams(config.settings.to_json(), extra_hparams), trial_id),
-        cb.ConfusionImages(logdir, dev_subset, list(LABELS)),
+        cb.ConfusionImages(logdir, dev_subset, list(LABELS), every=config.images_every),
     ]
     if model_dev_pairs is not None:
-        callbacks.append(cb.AttentionImages(logdir, *model_dev_pairs, scale=config.attention_scale))
+        callbacks.append(cb.AttentionImages(logdir, *model_dev_pairs, scale=config.attention_scale,
+                                            every=config.images_every))
     callbacks += [backup, cb.EpochMarker(config.pause_after_epoch)]
     return callbacks, history, backup, loss_guard
 
@@ -177,12 +178,15 @@ def write_test_summaries(logdir, results, step):
 
 
 # Main --------------------------------------------------------------------------------------------
-def train(config):
+def train(config, callbacks=()):
     """Trains (or resumes) the run `config` describes and evaluates its best weights on test.
 
     Args:
         config: the run's `RunConfig` (`RunConfig.from_options` of `train.py`'s command line, or
             `RunConfig.create(**options)`).
+        callbacks: extra Keras callbacks for `fit`, called after the run's own (so that an epoch's end
+            they see is complete: validation, checkpoints, backup, images), e.g. a timer
+            (`scripts/benchmark_training.py`) or a notifier. They must not change the run's state.
 
     Returns:
         `{"run_dir", "results", "model", "vocab", "tokenizer", "config"}`.
@@ -204,7 +208,7 @@ def train(config):
     run_dir = worker_run_dir(config.run_dir)
     with run_directory(run_dir):
         try:
-            return train_in(run_dir, config, strategy, started)
+            return train_in(run_dir, config, strategy, started, list(callbacks))
         except CorruptFileError as error:  # a damaged file, or one not the run's (ManifestError): named, one line
             raise TrainError(str(error)) from None
 
@@ -231,7 +235,7 @@ def run_directory(run_dir):
                     os.rmdir(run_dir)  # only when empty
 
 
-def train_in(run_dir, config, strategy, started):
+def train_in(run_dir, config, strategy, started, extra_callbacks=()):
     """`train` once the run directory is locked.
 
     The run's first writes make it a run directory: `config.json` (kill hook `config@0`), then `vocab.txt`
@@ -293,7 +297,8 @@ def train_in(run_dir, config, strategy, started):
             copy_weights(init_run.model, model)
             layout.commit_start(run_dir, model, init_run.run_dir)
             state = "resume"
-        results = fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, embeddings.coverage, state)
+        results = fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, embeddings.coverage, state,
+                                   strategy, extra_callbacks)
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
     results["vocabulary"] = vocabulary_report
@@ -316,9 +321,12 @@ def finished(run_dir, record):
     return {"run_dir": run_dir, "results": results}
 
 
-def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage, state):
-    """Fits with the run's callbacks (unless training already finished), reloads the best weights and
-    evaluates them on dev and test.
+def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage, state, strategy,
+                     extra_callbacks=()):
+    """Fits with the run's callbacks and `extra_callbacks` after them (unless training already finished),
+    reloads the best weights and evaluates them on dev and test. `strategy` is the one the model was built
+    under (`make_strategy`; under JAX, where a Keras model has no `distribute_strategy`, TensorFlow's
+    default strategy, which distributes nothing).
 
     Returns:
         the results dict (written to `results.json` by the caller).
@@ -346,7 +354,8 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     callbacks, history, backup, loss_guard = make_callbacks(config, run_dir, logdir, pairs, dev_subset,
                                                             os.path.normpath(config.run_dir), extra)
     callbacks.insert(1, randomness)
-    plan = gpu_plan(model, distributed=model.distribute_strategy.num_replicas_in_sync > 1)
+    callbacks += list(extra_callbacks)
+    plan = gpu_plan(model, distributed=strategy.num_replicas_in_sync > 1)
     print(f"[train] XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} LSTM(s) "
           f"on cuDNN, {len(plan['loops'])} other recurrent loop(s); {plan['why']}", flush=True)
     if model.jit_compile and compile_cache.UNAVAILABLE:
@@ -354,7 +363,7 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
               "to a writable folder to keep the compiled steps for a rerun", flush=True)
     fit_started = time.time()
     backup.set_model(model)
-    with model.distribute_strategy.scope():  # the optimizer's variables, mirrored like the model's
+    with strategy.scope():  # the optimizer's variables, mirrored like the model's
         initial_epoch = backup.start(state, config.train.epochs)  # None: training is complete
     layout.seal(run_dir)  # best.weights.h5 and history.json as the state has them, config.json, vocab.txt
     fault_point("started")
