@@ -160,3 +160,26 @@ def test_describe_fault_reads_the_errors_of_libraries_that_write_by_path(tmp_pat
     assert line.startswith(f"cannot write {tmp_path}/.best.tmp-1-ab.weights.h5: no space left on the device of {tmp_path}")
     assert fileio.describe_fault(ValueError("a shape mismatch")) is None
     assert "read-only" in fileio.describe_fault(OSError(errno.EROFS, "Read-only file system", str(tmp_path / "x")))
+
+
+def test_a_full_disk_at_an_export_or_a_sweep_is_one_line_and_leaves_nothing_half_written(run_copy, tmp_path,
+                                                                                         capsys, monkeypatch):
+    import export as export_script
+    from zoo.commands import sweep as sweep_command
+
+    real = os.replace
+
+    def full(source, target, *args, **kwargs):
+        if str(target).endswith(("zoo.json", "sweep.json")):
+            raise OSError(errno.ENOSPC, "No space left on device", str(target))
+        return real(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", full)
+    line = one_line(capsys, export_script.main, ["--run-dir", str(run_copy), "--out", str(tmp_path / "models" / "m"),
+                                                 "--allowed-batch-sizes", "1"])
+    assert line.startswith("export.py: error: cannot write ") and "zoo.json: no space left" in line
+    assert "or export elsewhere with --out" in line
+    assert not (tmp_path / "models" / "m").exists() or os.listdir(tmp_path / "models" / "m") == []
+    line = one_line(capsys, sweep_command.main, ["--models", "bowman_lstm", "--dataset", "snli_sample", "--embeddings",
+                                                 "none", "--dir", str(tmp_path / "S")])
+    assert f"cannot write {tmp_path / 'S' / 'sweep.json'}: no space left" in line and "or use another --dir" in line

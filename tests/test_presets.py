@@ -399,7 +399,7 @@ def test_a_changed_byte_is_refused_naming_the_file(copy_of, name):
     assert name in message and "SHA-256" in message
 
 
-def test_a_missing_file_and_a_damaged_metadata_are_refused(copy_of):
+def test_a_missing_file_and_a_damaged_metadata_are_refused(copy_of, finished_run_dir):
     preset = copy_of()
     (preset / "model.weights.h5").unlink()
     with pytest.raises(PresetIntegrityError) as error:
@@ -409,6 +409,11 @@ def test_a_missing_file_and_a_damaged_metadata_are_refused(copy_of):
     with pytest.raises(PresetIntegrityError) as error:
         from_preset(str(preset))
     assert "metadata.json is not valid JSON" in one_line(error)
+    # the remedy keeps it a preset (deleting metadata.json would not): export it again over the damaged folder
+    assert one_line(error).endswith("export the preset again from its run (export.py --format preset --overwrite), "
+                                    "or download it again")
+    export_preset(load_run(finished_run_dir), str(preset), overwrite=True)  # followed: a whole preset again
+    assert from_preset(str(preset)).preprocessor is not None
     with pytest.raises(PresetError) as error:
         from_preset(str(preset / "nowhere"))
     assert "no such preset folder" in one_line(error)

@@ -268,6 +268,28 @@ def cached_index(tmp_path, monkeypatch):
     return source, index_dir
 
 
+def test_a_removed_checksum_entry_does_not_turn_the_cache_check_off(tmp_path, monkeypatch):
+    """vectors.f32 altered and its sha256 entry removed from meta.json (issue 35: it was taken as an old index,
+    its digests recorded as found, and trained with): refused, naming meta.json and the folder to delete; a
+    folder without meta.json is named too, not reported as a failed download."""
+    source, index_dir = cached_index(tmp_path, monkeypatch)
+    matrix = os.path.join(index_dir, "vectors.f32")
+    with open(matrix, "r+b") as f:
+        f.write(np.float32([0.5, 0.5, 0.5]).tobytes())
+    meta = json.loads((Path(index_dir) / "meta.json").read_text())
+    assert meta["version"] == 2
+    del meta["sha256"]
+    (Path(index_dir) / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(CacheCorruptError) as error:
+        load_vectors(source, words=["man"], cache_dir=tmp_path / "cache")
+    assert one_line(error).startswith(f"{index_dir}/meta.json records no SHA-256 of words.txt and vectors.f32")
+    assert f"delete {index_dir} to rebuild it" in one_line(error)
+    os.remove(Path(index_dir) / "meta.json")
+    with pytest.raises(CacheCorruptError) as error:
+        load_vectors(source, words=["man"], cache_dir=tmp_path / "cache")
+    assert one_line(error).startswith(f"{index_dir} holds files but no meta.json") and "delete" in one_line(error)
+
+
 def test_cache_matrix_refilled_with_other_numbers_of_the_same_size_is_named(tmp_path, monkeypatch):
     source, index_dir = cached_index(tmp_path, monkeypatch)
     matrix = os.path.join(index_dir, "vectors.f32")

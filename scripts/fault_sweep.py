@@ -1,0 +1,254 @@
+"""Kills every kind of run at every write step, reruns it, and prints whether the rerun is the uninterrupted run.
+
+    python scripts/fault_sweep.py                        # every kind, every step (about an hour on 2 cores)
+    python scripts/fault_sweep.py --kinds init_from extension --jobs 2
+    python scripts/fault_sweep.py --kinds plain --steps state@1 results --markdown
+
+For each kind of run:
+- `plain`: `train.py` from nothing (2 epochs);
+- `init_from`: a run of 2 epochs started from a finished run (`--init-from`);
+- `extension`: a finished run of 2 epochs trained further to 3 (`--epochs 3`);
+- `sweep_trial`: `nli-zoo sweep` of one trial (the plain run's settings, 2 epochs), its own writes
+  (`sweep.json`, KerasTuner's `oracle.json`, `trial.json`) and its run's;
+
+and for each write step that kind reaches (`zoo.runs.faults`, `zoo.comparison.tuner.FAULT_STEPS`), the command
+runs in its own process with `NLI_ZOO_FAULT_AT=STEP`, which SIGKILLs it right after that write (as kill -9 or a
+power cut would), then runs again:
+- `same`: the same command; the outcome is `EQUAL` when `history.json` (epoch by epoch), `results.json` (less
+  clock times) and the best weights' SHA-256 are those of the uninterrupted run, else `DIFFERS`, or `one line:
+  ...` when it stops with exit status 2 and one line on stderr, or `FAILED` (another status, a traceback);
+- `original`: the command the run was first asked with, where it differs: the extension's finished run
+  (`--epochs 2`; then `EQUAL` means the finished run as it was), the fine-tuning without `--init-from` (a
+  run of other settings: `EQUAL` to the plain run when nothing was trained, else one line); after it, the
+  same command again, which must give the uninterrupted run too (`then same`).
+
+A step the command never reaches (e.g. `publish` in an epoch without a better dev score) reports `not
+reached`. Every run is tiny (bowman_lstm, hidden size 4, 32 training pairs of the shipped sample); the
+table is what docs/training.md shows.
+"""
+
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+TINY = ["--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "4", "--max-train-examples", "32",
+        "--max-eval-examples", "16", "--set", "hidden_size=4", "--batch-size", "16", "--attention-examples", "0",
+        "--log-every", "0", "--verbose", "0", "--set", "max_premise_length=14", "--set", "max_hypothesis_length=10",
+        "--compile-cache", "none"]
+TRAIN = [sys.executable, os.path.join(ROOT, "train.py"), "--model", "bowman_lstm", *TINY]
+SWEEP = [sys.executable, "-c", "import sys; from zoo.commands import main; raise SystemExit(main(sys.argv[1:]))",
+         "sweep", "--models", "bowman_lstm", "--seeds", "1", "--epochs", "2", "--dataset", "snli_sample",
+         "--embeddings", "none", "--embedding-dim", "4", "--max-train-examples", "32", "--max-eval-examples", "16",
+         "--set", "hidden_size=4", "--batch-size", "16", "--verbose", "0", "--set", "max_premise_length=14",
+         "--set", "max_hypothesis_length=10"]
+KINDS = ("plain", "init_from", "extension", "sweep_trial")
+
+
+def steps_of(kind):
+    """The write steps a kind of run reaches, as `NLI_ZOO_FAULT_AT` names them, in the order it writes them."""
+    from zoo.comparison.tuner import FAULT_STEPS as SWEEP_STEPS
+    from zoo.runs import faults
+
+    epochs = [f"{step}@{epoch}" for epoch in (1, 2) for step in faults.EPOCH_STEPS]
+    start = ["config@0", "vocab@0", "started"]
+    end = list(faults.END_STEPS)
+    if kind == "plain":
+        return start + epochs + end
+    if kind == "init_from":
+        return ["config@0", "vocab@0"] + [f"{s}@0" for s in faults.INIT_STEPS] + ["started"] + epochs + end
+    if kind == "extension":
+        return ([f"{s}@2" if s in ("state", "prune", "manifest") else s for s in faults.EXTENSION_STEPS]
+                + ["config@0", "started"] + [f"{step}@3" for step in faults.EPOCH_STEPS] + end)
+    return list(SWEEP_STEPS) + start + epochs + end
+
+
+def comparable(run_dir):
+    """What must not depend on where a run was killed: history (less clock times), results (less timing and
+    paths) and the best weights' SHA-256; None when the run did not finish."""
+    try:
+        with open(os.path.join(run_dir, "history.json"), encoding="utf-8") as f:
+            history = json.load(f)
+        with open(os.path.join(run_dir, "results.json"), encoding="utf-8") as f:
+            results = json.load(f)
+        with open(os.path.join(run_dir, "best.weights.h5"), "rb") as f:
+            weights = hashlib.sha256(f.read()).hexdigest()
+    except (OSError, ValueError):
+        return None
+    drop = lambda entries: [{k: v for k, v in e.items() if k != "time"} for e in entries]  # noqa: E731
+    kept = {k: results.get(k) for k in ("test", "dev", "epochs_run", "best_epoch", "parameters", "labels")}
+    kept["history"] = drop(results.get("history", []))
+    return {"history": drop(history.get("epochs", [])), "finished": history.get("finished"), "results": kept,
+            "weights": weights}
+
+
+def same(a, b):
+    """Whether two `comparable` runs agree (floats to float32's last digits)."""
+    if a is None or b is None:
+        return False
+
+    def close(x, y):
+        if isinstance(x, dict) and isinstance(y, dict):
+            return x.keys() == y.keys() and all(close(x[k], y[k]) for k in x)
+        if isinstance(x, list) and isinstance(y, list):
+            return len(x) == len(y) and all(close(p, q) for p, q in zip(x, y))
+        if isinstance(x, float) or isinstance(y, float):
+            return abs(float(x) - float(y)) <= 1e-6 * max(abs(float(x)), abs(float(y)), 1e-1)
+        return x == y
+
+    return close({k: v for k, v in a.items() if k != "weights"}, {k: v for k, v in b.items() if k != "weights"}) \
+        and a["weights"] == b["weights"]
+
+
+def run(command, fault=None, timeout=900):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("TF_CONFIG", None)
+    env.pop("NLI_ZOO_FAULT_AT", None)
+    if fault:
+        env["NLI_ZOO_FAULT_AT"] = fault
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+class Kind:
+    """One kind of run: its command, where its run directory is, and its uninterrupted result."""
+
+    def __init__(self, name, work):
+        self.name, self.work = name, work
+        self.base = os.path.join(work, "base")      # what the command starts from (a finished run, or nothing)
+        self.source = os.path.join(work, "source")  # the --init-from run
+
+    def command(self, folder, original=False):
+        run_dir = os.path.join(folder, "run")
+        if self.name == "plain":
+            return TRAIN + ["--epochs", "2", "--run-dir", run_dir]
+        if self.name == "init_from":
+            tail = [] if original else ["--init-from", self.source]
+            return TRAIN + ["--epochs", "2", "--run-dir", run_dir] + tail
+        if self.name == "extension":
+            return TRAIN + ["--epochs", "2" if original else "3", "--run-dir", run_dir]
+        return SWEEP + ["--dir", os.path.join(folder, "sweep")]
+
+    def run_dir(self, folder):
+        if self.name != "sweep_trial":
+            return os.path.join(folder, "run")
+        runs = os.path.join(folder, "sweep", "runs")
+        names = sorted(os.listdir(runs)) if os.path.isdir(runs) else []
+        return os.path.join(runs, names[0]) if names else os.path.join(runs, "none")
+
+    def fresh(self, folder):
+        """A folder holding what the command starts from."""
+        os.makedirs(folder)
+        if self.name in ("extension",):
+            shutil.copytree(os.path.join(self.base, "run"), os.path.join(folder, "run"))
+
+    def prepare(self):
+        """Builds what the kind starts from and its uninterrupted result (and the original command's)."""
+        os.makedirs(self.work, exist_ok=True)
+        if self.name == "init_from":
+            done = run(TRAIN + ["--epochs", "2", "--run-dir", self.source])
+            check(done, "the --init-from source run")
+        if self.name == "extension":
+            os.makedirs(self.base)
+            done = run(TRAIN + ["--epochs", "2", "--run-dir", os.path.join(self.base, "run")])
+            check(done, "the finished run to train further")
+        self.whole = self.finish(os.path.join(self.work, "whole"), original=False)
+        self.original = None
+        if self.name in ("init_from", "extension"):
+            self.original = self.finish(os.path.join(self.work, "whole-original"), original=True)
+
+    def finish(self, folder, original):
+        self.fresh(folder)
+        check(run(self.command(folder, original)), f"the uninterrupted {self.name} run")
+        return comparable(self.run_dir(folder))
+
+
+def check(done, what):
+    if done.returncode != 0:
+        raise SystemExit(f"fault_sweep.py: {what} failed (status {done.returncode}):\n{done.stderr[-3000:]}")
+
+
+def outcome(done, folder, kind, expected):
+    """The outcome of a rerun: EQUAL, DIFFERS, `one line: ...` or FAILED."""
+    if done.returncode == 0:
+        return "EQUAL" if same(comparable(kind.run_dir(folder)), expected) else "DIFFERS"
+    lines = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith(("[", "I0000", "W0000",
+                                                                                                  "E0000", "WARNING"))]
+    if done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr:
+        return "one line: " + lines[0].split(": ", 2)[-1][:90]
+    return f"FAILED (status {done.returncode})"
+
+
+def case(kind, step, root):
+    """Kills `kind`'s command at `step`, reruns it (and the original command), returns the table's row."""
+    folder = os.path.join(root, f"{kind.name}-{step.replace('@', '-').replace(':', '-')}")
+    kind.fresh(folder)
+    killed = run(kind.command(folder), fault=step)
+    if killed.returncode != -signal.SIGKILL:
+        shutil.rmtree(folder, ignore_errors=True)
+        return [kind.name, step, "not reached", "", "", ""]
+    row = [kind.name, step, "killed"]
+    if kind.original is not None:
+        copy = folder + "-original"
+        shutil.copytree(folder, copy)
+        first = outcome(run(kind.command(copy, original=True)), copy, kind, kind.original)
+        then = outcome(run(kind.command(copy)), copy, kind, kind.whole)
+        shutil.rmtree(copy, ignore_errors=True)
+    else:
+        first = then = "-"
+    row += [outcome(run(kind.command(folder)), folder, kind, kind.whole), first, then]
+    shutil.rmtree(folder, ignore_errors=True)
+    return row
+
+
+def table(rows, markdown):
+    head = ["kind", "step", "kill", "same command", "original command", "then same"]
+    if markdown:
+        return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+                         + ["| " + " | ".join(f"`{c}`" if i == 1 else c for i, c in enumerate(row)) + " |"
+                            for row in rows])
+    widths = [max(len(str(r[i])) for r in [head] + rows) for i in range(len(head))]
+    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(row, widths)) for row in [head] + rows)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Kill every kind of run at every write step, rerun, compare.")
+    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
+    parser.add_argument("--steps", nargs="+", default=None, help="only these steps (as NLI_ZOO_FAULT_AT names them)")
+    parser.add_argument("--jobs", type=int, default=1, help="cases run at once (each is one process at a time)")
+    parser.add_argument("--work-dir", default=None, help="where the runs go (default: a temporary folder, removed)")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    args = parser.parse_args(argv)
+    root = args.work_dir or tempfile.mkdtemp(prefix="fault-sweep-")
+    rows, bad = [], 0
+    try:
+        for name in args.kinds:
+            kind = Kind(name, os.path.join(root, name))
+            kind.prepare()
+            steps = [s for s in steps_of(name) if args.steps is None or s in args.steps]
+            with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+                found = list(pool.map(lambda step: case(kind, step, os.path.join(root, name)), steps))
+            for row in found:
+                print("  ".join(row), file=sys.stderr, flush=True)
+                bad += any(c in ("DIFFERS",) or c.startswith("FAILED") for c in row[3:])
+            rows += found
+    finally:
+        if args.work_dir is None:
+            shutil.rmtree(root, ignore_errors=True)
+    print(table(rows, args.markdown))
+    reached = sum(row[2] == "killed" for row in rows)
+    print(f"\n{reached} kills, {sum(row[3] == 'EQUAL' for row in rows)} reruns of the same command EQUAL, "
+          f"{bad} case(s) DIFFERS or FAILED")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
