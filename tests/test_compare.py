@@ -8,7 +8,6 @@ from `zoo.runs.evaluation`), with fixed predictions, so that every number can be
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -321,3 +321,7 @@ def test_a_saved_model_version_checks_its_files_before_it_is_loaded(runs, tmp_pa
     assert "is missing" in damaged("variables/variables.index", os.remove)
     damaged("assets.extra/zoo.json", lambda path: path.write_text(path.read_text().replace("entailment", "neutral")))
     assert "manifest.json is missing" in damaged("assets.extra/manifest.json", os.remove)
+    # the remedy: export the run again, a new version, which the folder's readers take (the latest)
+    model_dir = tmp_path / "assets.extra_manifest.json"
+    assert export_saved_model(runs["a"], str(model_dir), serving_files=False) == str(model_dir / "2")
+    assert which(probabilities(str(model_dir)), runs["expected"]) == "a"

@@ -173,7 +173,7 @@ def test_a_fine_tuning_rerun_as_another_command_or_after_its_remedy(reference_di
     before the copy was committed is named in one line, and its remedy (--overwrite) works."""
     run_dir = tmp_path / "run"
     plain = args(run_dir, "--epochs", "1")
-    run_chain(monkeypatch, run_dir, fine_tuning(run_dir, reference_dir), ["history@1"])  # committed epoch 0 only
+    run_chain(monkeypatch, run_dir, fine_tuning(run_dir, reference_dir), ["started"])  # committed epoch 0 only
     capsys.readouterr()
     train_script.main(plain)
     assert "never finished an epoch: starting it again with these settings" in capsys.readouterr().out

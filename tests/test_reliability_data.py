@@ -288,6 +288,9 @@ def test_a_removed_checksum_entry_does_not_turn_the_cache_check_off(tmp_path, mo
     with pytest.raises(CacheCorruptError) as error:
         load_vectors(source, words=["man"], cache_dir=tmp_path / "cache")
     assert one_line(error).startswith(f"{index_dir} holds files but no meta.json") and "delete" in one_line(error)
+    shutil.rmtree(index_dir)  # the remedy: converted again (here from the file:// download)
+    monkeypatch.undo()
+    assert load_vectors(source, words=["man"], cache_dir=tmp_path / "cache")[0]["man"].tolist() == [1.0, 1.0, 1.0]
 
 
 def test_cache_matrix_refilled_with_other_numbers_of_the_same_size_is_named(tmp_path, monkeypatch):

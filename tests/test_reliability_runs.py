@@ -287,14 +287,24 @@ def test_a_damaged_vocabulary_names_the_narrowest_remedy_and_following_it_resume
     """A truncated vocab.txt: deleting it alone (not the run, not --overwrite) rebuilds it from the data, for a
     run still training (compared with the vocabulary of its data) and for a finished one (checked against its
     manifest); the run then ends as the uninterrupted one."""
+    import zoo
+
     run_dir = tmp_path / "run"
-    stop_at(monkeypatch, "prune@1", one_epoch(run_dir))  # epoch 1 committed, not evaluated
+    stop_at(monkeypatch, "manifest@1", one_epoch(run_dir))  # epoch 1 committed and sealed, not evaluated
+    best = run_dir / layout.BEST_WEIGHTS_FILE  # a file of a run still training changed: the rerun writes it again
+    best.write_bytes(best.read_bytes() + b"\0")  # one byte more: another file, still readable
+    with pytest.raises(ValueError, match="best.weights.h5 does not match its SHA-256 .*: the run stopped between two "
+                                         "writes, or the file was changed: rerun the run's train.py command"):
+        zoo.load(str(run_dir))
     vocab = run_dir / layout.VOCAB_FILE
     vocab.write_text("\n".join(vocab.read_text().split("\n")[:40]))
     line = fails_with(capsys, one_epoch(run_dir))
     assert "vocab.txt is not this run's vocabulary" in line and "delete it and rerun the same command" in line
     os.remove(vocab)
+    capsys.readouterr()
     train_script.main(one_epoch(run_dir))
+    assert "best.weights.h5 is not the best weights the state committed (changed since): written again" in \
+        capsys.readouterr().out
     assert_same(comparable(run_dir), comparable(finished))
     written = vocab.read_bytes()
     os.remove(vocab)  # a finished run: rebuilt from the data, checked against manifest.json, nothing trained

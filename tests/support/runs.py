@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 import zoo
-from zoo import fileio
 from zoo.data.embeddings import EmbeddingMatrix
 from zoo.data.snli import load_snli
 from zoo.data.tokenizer import Tokenizer

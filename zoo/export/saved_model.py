@@ -43,7 +43,6 @@ import keras
 import tensorflow as tf
 
 from zoo import fileio
-from zoo.constants import LABELS
 from zoo.data.tree_graph import PARSE_BLANK, tf_parse_error_check, tf_parse_trees
 from zoo.data.vocab import PAD_ID, UNK_ID
 from zoo.export import serving_files as files

@@ -185,13 +185,16 @@ def prepare_run_dir(run_dir, identity, epochs, overwrite=False):
 
 
 def never_trained(run_dir):
-    """Whether a run directory holds no trained epoch: no results, and no committed generation past epoch 0
-    (a damaged state counts as trained: it is reported, not deleted)."""
+    """Whether a run directory holds no trained epoch: no results, no epoch in its history, no committed
+    generation past epoch 0 (a damaged state or history counts as trained: it is reported, not deleted)."""
     if any(os.path.exists(os.path.join(run_dir, name)) for name in (RESULTS_FILE, PREVIOUS_RESULTS_FILE)):
         return False
     try:
         state = RunState(os.path.join(run_dir, BACKUP_DIR)).load()
-    except RunStateError:
+        history = read_json(os.path.join(run_dir, HISTORY_FILE), {})
+    except (RunStateError, ValueError):  # a damaged state.json or history.json
+        return False
+    if not isinstance(history, dict) or history.get("epochs"):
         return False
     return state.legacy is None and all(g["epoch"] == 0 for g in state.generations) and not state.rejected
 

@@ -58,7 +58,7 @@ def combine_members(config):
     record = RunRecord.from_json(dict(
         config.to_json(), vocabulary_size=tree.vocabulary_size, embedding_dim=tree.embedding_dim,
         tunable_words=tree.tunable_words, num_tunable=tree.num_tunable, tokenizer=tree.tokenizer_config,
-        labels=list(tree.labels), members=[os.path.abspath(d) for d in config.members]))
+        labels=list(tree.labels), members=[os.path.abspath(d) for d in config.members], manifest=True))
     save_record(run_dir, record)
     tree_run.vocab.save(os.path.join(run_dir, layout.VOCAB_FILE))
     layout.save_weights(model, os.path.join(run_dir, layout.BEST_WEIGHTS_FILE))
@@ -72,6 +72,6 @@ def combine_members(config):
                "test": evaluate_examples(model, splits["test"], tree_run.vocab, tokenizer, config.settings),
                "epochs_run": 0, "history": [], "parameters": parameter_counts(model)}
     results.update(test_accuracy=results["test"]["accuracy"], dev_accuracy=results["dev"]["accuracy"])
-    layout.write_json(os.path.join(run_dir, layout.RESULTS_FILE), results)
+    layout.write_results(run_dir, results)  # sealed by the run's manifest, as a trained run's results
     print(format_results(results), flush=True)
     return {"run_dir": run_dir, "results": results, "model": model, "record": record}
