@@ -29,19 +29,15 @@ import os
 
 import numpy as np
 
-from zoo import fileio
-from zoo.export.predictor import SAVED_MODEL_FILE, SavedModelPredictor, TFLitePredictor
-from zoo.export.tflite_nli import METADATA_FILE as TFLITE_METADATA_FILE
-from zoo.export.tflite_nli import MODEL_FILE as TFLITE_MODEL_FILE
-from zoo.presets import from_preset
-from zoo.presets.files import PREPROCESSOR_CONFIG_FILE
-from zoo.runs.layout import CONFIG_FILE as RUN_CONFIG_FILE
-from zoo.runs.layout import VOCAB_FILE as RUN_VOCAB_FILE
-from zoo.runs.predictor import Predictor, RunPredictor
-from zoo.settings import DataSettings, RunSettings
+from zoo.quiet import import_tensorflow, start_runtime
 
-KINDS = ("run", "saved_model", "tflite", "preset")
-URI_SCHEMES = ("hf://", "kaggle://")
+import_tensorflow()  # before the imports below start it: its notices filtered (a script opening a predictor)
+
+from zoo.export.predictor import SavedModelPredictor, TFLitePredictor  # noqa: E402
+from zoo.presets import from_preset  # noqa: E402
+from zoo.runs.kinds import KINDS, URI_SCHEMES, kind_of  # noqa: E402,F401 (kind_of, URI_SCHEMES: re-exported)
+from zoo.runs.predictor import Predictor, RunPredictor  # noqa: E402
+from zoo.settings import DataSettings, RunSettings  # noqa: E402
 
 
 class PredictorNotFound(FileNotFoundError):
@@ -101,27 +97,6 @@ class PresetPredictor(RunPredictor):
         return Predictor.evaluate(self, examples, batch_size=batch_size, verbose=verbose)
 
 
-def kind_of(path):
-    """The kind of model at `path` (`"run"`, `"saved_model"`, `"tflite"`, `"preset"`), or None."""
-    path = os.fspath(path)
-    if path.startswith(URI_SCHEMES):
-        return "preset"
-    if path.endswith(".tflite") and os.path.isfile(path):
-        return "tflite"
-    if not os.path.isdir(path):
-        return None
-    has = lambda name: os.path.exists(os.path.join(path, name))  # noqa: E731
-    if has(TFLITE_MODEL_FILE) and has(TFLITE_METADATA_FILE):
-        return "tflite"
-    if has(SAVED_MODEL_FILE) or fileio.latest_version(path, holding=SAVED_MODEL_FILE) is not None:
-        return "saved_model"
-    if has(PREPROCESSOR_CONFIG_FILE):
-        return "preset"
-    if has(RUN_CONFIG_FILE) and has(RUN_VOCAB_FILE):
-        return "run"
-    return None
-
-
 def open_predictor(source, kind=None, num_threads=None):
     """The predictor of a run directory, a SavedModel (or TF Serving model folder), a TFLite export or a preset.
 
@@ -139,6 +114,7 @@ def open_predictor(source, kind=None, num_threads=None):
     """
     if isinstance(source, Predictor):
         return source
+    start_runtime()  # a model is about to run: TensorFlow's runtime notices filtered (zoo.quiet)
     source = os.fspath(source)
     if kind is None:
         kind = kind_of(source)

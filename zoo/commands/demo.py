@@ -102,13 +102,13 @@ def demo(args, block=True):
 
 def main(argv=None, prog="nli-zoo demo"):
     """Runs `nli-zoo demo`; a user error prints one line `nli-zoo demo: error: ...` and exits with status 2."""
-    from zoo.commands.startup import import_tensorflow
+    from zoo.quiet import import_tensorflow
 
     args = build_parser(prog).parse_args(argv)
     try:
         if importlib.util.find_spec("gradio") is None:  # before TensorFlow's seconds of start-up
             raise DemoError(INSTALL)
-        import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
+        import_tensorflow()  # its informational start-up lines filtered (zoo.quiet)
         return demo(args)
     except DemoError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)

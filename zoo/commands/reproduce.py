@@ -19,7 +19,7 @@ import sys
 import warnings
 
 from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_WRITE, PATH_TO_READ, SEED, CommandParser, fail
-from zoo.commands.startup import import_tensorflow
+from zoo.quiet import import_tensorflow
 from zoo.comparison import statistics
 from zoo.comparison.spec import TRAIN_OPTIONS, SpecError
 from zoo.errors import UserError
@@ -93,7 +93,6 @@ def main(argv=None, prog="nli-zoo reproduce"):
         A user error prints one line and exits with status 2, an interruption with 130; failed runs (listed)
         with 1.
     """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     args = build_parser(prog).parse_args(argv)
     try:
         if args.list or args.paper is None:
@@ -115,7 +114,7 @@ def main(argv=None, prog="nli-zoo reproduce"):
         check_directory(args.dir)
     except (UserError, SpecError) as error:
         fail(prog, error)
-    import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
+    import_tensorflow()  # its informational start-up lines filtered (zoo.quiet)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # as nli-zoo train
     if args.dry_run:
         return dry_run(prog, paper, rows, spec, args)

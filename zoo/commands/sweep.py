@@ -14,13 +14,12 @@ after its last finished epoch. Several processes share one sweep through KerasTu
 (environment variables, see docs/comparisons.md). Compare the runs with `nli-zoo compare SWEEP`.
 """
 
-import os
 import sys
 import warnings
 
 from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_WRITE, PATH_TO_READ, CommandParser
 from zoo.comparison.spec import SEARCHES, TRAIN_OPTIONS, SpecError, SweepSpec, entries_from_flags
-from zoo.commands.startup import import_tensorflow
+from zoo.quiet import import_tensorflow
 from zoo.errors import UserError
 
 
@@ -81,14 +80,13 @@ def main(argv=None, prog="nli-zoo sweep"):
         `zoo.comparison.tuner.run_sweep`'s summary. A user error prints one line and exits with status 2, an
         interruption with 130; failed trials (listed) exit with status 1.
     """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     args = build_parser(prog).parse_args(argv)
     try:
         spec = spec_from_args(args)
     except SpecError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
-    import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
+    import_tensorflow()  # its informational start-up lines filtered (zoo.quiet)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # as nli-zoo train
     from zoo.comparison.tuner import SweepStopped, run_sweep  # imports KerasTuner, and so TensorFlow: after the filter
 

@@ -3,15 +3,14 @@
 """
 
 import argparse
-import os
 import sys
 import warnings
 
 from zoo.commands.options import add_corpus_options
 from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, PATH_TO_READ,
                                   SECONDS, SEED, CommandParser)
-from zoo.commands.startup import import_tensorflow
-from zoo.errors import TrainError
+from zoo.quiet import import_tensorflow
+from zoo.errors import TrainError, TrainInterrupted
 from zoo.training import compile_cache
 from zoo.training.config import MIXED_PRECISION, STRATEGIES, RunConfig
 
@@ -118,21 +117,20 @@ def main(argv=None, prog="train.py"):
         the dict of `zoo.training.trainer.train(config)`; on a user error prints one line to stderr and
         exits with status 2.
     """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     args = build_parser(prog).parse_args(argv)
-    # Before anything imports Keras (the registry's models do): its informational start-up lines filtered.
-    import_tensorflow()
-    # Deferred: the training loop imports TensorFlow and Keras, imported here once they can start quietly
-    # (and `train.py --help` answers without them).
-    from zoo.training.trainer import TrainInterrupted, train
-
     try:
-        config = run_config(args)  # validated once, before the run directory is touched
-        compile_cache.enable(config.compile_cache, backend="tensorflow")
+        config = run_config(args)  # validated once, before TensorFlow and before the run directory is touched
+        compile_cache.enable(config.compile_cache, backend="tensorflow")  # read when TensorFlow starts
+        import_tensorflow()  # its notices filtered (zoo.quiet)
+        # Deferred: the training loop imports TensorFlow and Keras.
+        from zoo.training.trainer import train
+
         # tf.data datasets of unknown length end each epoch this way; Keras warns every epoch.
         warnings.filterwarnings("ignore", message="Your input ran out of data")
         return train(config)
     except TrainError as error:
         interrupted = isinstance(error, TrainInterrupted)
+        if interrupted and sys.stdout.isatty():
+            print(flush=True)  # ends the progress bar's line: the message stands on its own
         print(f"{prog}: {'' if interrupted else 'error: '}{error}", file=sys.stderr)
         raise SystemExit(130 if interrupted else 2) from None

@@ -20,10 +20,9 @@ from zoo.data.tokenizer import Tokenizer
 from zoo.export.saved_model import read_metadata
 from zoo.export.serving import signature_error
 from zoo.export.tflite import METADATA_FILE, MODEL_FILE, TFLiteNLI
+from zoo.runs.kinds import SAVED_MODEL_FILE
 from zoo.runs.predictor import Explanation, Predictor
 from zoo.runs.pairs import check_pairs
-
-SAVED_MODEL_FILE = "saved_model.pb"
 
 
 def _columns(pairs):

@@ -23,7 +23,7 @@ import tensorflow as tf
 from zoo.data import LABELS
 from zoo.data.pipeline import ShapeLog, encode_pairs
 from zoo.data.tokenizer import Tokenizer
-from zoo.errors import TrainError
+from zoo.errors import TrainError, TrainInterrupted
 from zoo.fileio import LockedError
 from zoo.runs import layout, load_run
 from zoo.runs.datasets import length_grid, length_notes, make_model_batches
@@ -355,8 +355,3 @@ def fit_in_cluster(model, datasets, config, callbacks, initial_epoch, run_dir):
         raise TrainError(f"training stopped on a TensorFlow error in the cluster ({type(error).__name__}: "
                          f"{first[:200]}); if a worker stopped, rerun every worker's command to resume from the "
                          "last finished epoch") from None
-
-
-class TrainInterrupted(TrainError):
-    """The user stopped training (Ctrl-C); the run resumes from its last finished epoch."""
-
