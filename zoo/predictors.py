@@ -33,9 +33,10 @@ from zoo.quiet import import_tensorflow, start_runtime
 
 import_tensorflow()  # before the imports below start it: its notices filtered (a script opening a predictor)
 
+from zoo.errors import UserError  # noqa: E402
 from zoo.export.predictor import SavedModelPredictor, TFLitePredictor  # noqa: E402
 from zoo.presets import from_preset  # noqa: E402
-from zoo.runs.kinds import KINDS, URI_SCHEMES, kind_of  # noqa: E402,F401 (kind_of, URI_SCHEMES: re-exported)
+from zoo.runs.kinds import KINDS, URI_SCHEMES, kind_of, not_a_model  # noqa: E402,F401 (re-exported)
 from zoo.runs.predictor import Predictor, RunPredictor  # noqa: E402
 from zoo.settings import DataSettings, RunSettings  # noqa: E402
 
@@ -92,6 +93,20 @@ class PresetPredictor(RunPredictor):
         preprocessor = self.classifier.preprocessor
         return preprocessor.tokenizer.tokenizer, preprocessor.max_premise_length, preprocessor.max_hypothesis_length
 
+    def test_score(self):
+        """The test accuracy of the run the preset was exported from (a folder's `metadata.json`)."""
+        from zoo.presets.loading import read_metadata
+
+        try:
+            metadata = read_metadata(self.path) if os.path.isdir(self.path) else {}
+        except (OSError, ValueError, UserError):
+            return None
+        test = (metadata.get("results") or {}).get("test") or {}
+        if test.get("accuracy") is None:
+            return None
+        return {"accuracy": test["accuracy"], "examples": test.get("examples"),
+                "data": (metadata.get("data") or {}).get("source")}
+
     def evaluate(self, examples, batch_size=None, verbose=0):
         """Scored through `predict_probabilities` (a preset has no length grid of its own)."""
         return Predictor.evaluate(self, examples, batch_size=batch_size, verbose=verbose)
@@ -119,9 +134,7 @@ def open_predictor(source, kind=None, num_threads=None):
     if kind is None:
         kind = kind_of(source)
         if kind is None:
-            what = "does not exist" if not os.path.exists(source) else "is not a model the zoo can open"
-            raise PredictorNotFound(f"{source!r} {what}: give a run directory (train.py), a SavedModel or TF "
-                                    "Serving model folder, a TFLite export, or a preset (folder, hf://, kaggle://)")
+            raise PredictorNotFound(not_a_model(source))
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     if num_threads is not None and kind != "tflite":

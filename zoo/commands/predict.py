@@ -30,6 +30,7 @@ from zoo.data.trees import TreeFormatError, parse_binary_parse
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError, atomic_write
 from zoo.quiet import import_tensorflow
+from zoo.runs.evaluation import chance_note
 from zoo.runs.kinds import check_kind
 
 
@@ -224,7 +225,7 @@ def show_attention(explanation, request):
         for name in explanation.maps:
             what = ("rows: premise, columns: hypothesis" if name == "attention_reverse"
                     else "rows: hypothesis, columns: premise")
-            print(f"\n{name} ({what}; darker = more weight)")
+            print(f"\n{name} ({what}; darker = more weight, over the map's own range)")
             print(text_heatmap(*alignment_grid(explanation, name)))
     if request.attention_png:
         try:
@@ -270,11 +271,25 @@ def predict(request):
         raise PredictError(f"{request.input or 'the pair'}: {error}") from None
     if request.input:
         write_predictions(predictions, request.output)
-        return predictions
-    print(format_prediction(predictions[0]))
-    if explanation is not None:
-        show_attention(explanation, request)
+    else:
+        print(format_prediction(predictions[0]))
+        if explanation is not None:
+            show_attention(explanation, request)
+    explain_first_result(predictor, explanation)
     return predictions
+
+
+def explain_first_result(predictor, explanation):
+    """One line on stderr where the model's recorded test accuracy is near chance, one where the attention
+    shown is near uniform: what a first model trained on the shipped sample gives, said so."""
+    from zoo.runs.alignment import uniform_note  # deferred: imports matplotlib's helpers with zoo.plotting
+
+    score = predictor.test_score()
+    notes = [chance_note({"the model's test": score["accuracy"]}) if score else "",
+             uniform_note(explanation) if explanation is not None else ""]
+    for note in notes:
+        if note:
+            print(note, file=sys.stderr, flush=True)
 
 
 def main(argv=None, prog="predict.py"):

@@ -11,6 +11,7 @@ from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_RE
                                   SECONDS, SEED, CommandParser)
 from zoo.quiet import import_tensorflow
 from zoo.errors import TrainError, TrainInterrupted
+from zoo.runs.evaluation import chance_note
 from zoo.training import compile_cache
 from zoo.training.config import MIXED_PRECISION, STRATEGIES, RunConfig
 
@@ -127,7 +128,12 @@ def main(argv=None, prog="train.py"):
 
         # tf.data datasets of unknown length end each epoch this way; Keras warns every epoch.
         warnings.filterwarnings("ignore", message="Your input ran out of data")
-        return train(config)
+        trained = train(config)
+        results = trained.get("results") or {}
+        note = chance_note({"test": results.get("test_accuracy"), "dev": results.get("dev_accuracy")})
+        if note:  # a first run on the shipped sample: say why the accuracy is what it is
+            print(note, flush=True)
+        return trained
     except TrainError as error:
         interrupted = isinstance(error, TrainInterrupted)
         if interrupted and sys.stdout.isatty():

@@ -41,6 +41,13 @@ def kind_of(path):
     return None
 
 
+def not_a_model(path):
+    """The one line for a path that holds no model of any kind."""
+    what = "does not exist" if not os.path.exists(os.fspath(path)) else "is not a model the zoo can open"
+    return (f"{os.fspath(path)!r} {what}: give a run directory (train.py), a SavedModel or TF Serving model folder, "
+            "a TFLite export, or a preset (folder, hf://, kaggle://)")
+
+
 _DESCRIBED = {"run": "a run directory (train.py)", "saved_model": "a SavedModel or TF Serving model folder",
               "tflite": "a TFLite export (export.py --format tflite)", "preset": "a preset folder"}
 

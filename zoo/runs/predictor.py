@@ -155,6 +155,11 @@ class Predictor(abc.ABC):
         """
         raise ValueError(f"{self.describe()} cannot explain a pair (no attention maps)")
 
+    def test_score(self):
+        """The model's test accuracy as its files record it: `{"accuracy", "examples", "data"}` (examples and
+        data None where not recorded), or None where they record none (a SavedModel, an unfinished run)."""
+        return None
+
     @property
     def name(self):
         """A short name: the model's, else the folder's."""
@@ -166,6 +171,15 @@ class Predictor(abc.ABC):
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.describe()}>"
+
+
+def describe_score(score):
+    """A `Predictor.test_score()` in words: "test accuracy 0.389 on 144 pairs of snli_sample"."""
+    if score is None:
+        return "test accuracy not recorded"
+    examples = f" on {score['examples']:,} pairs" if score.get("examples") else ""
+    data = f" of {score['data']}" if score.get("data") else ""
+    return f"test accuracy {score['accuracy']:.3f}{examples}{data}"
 
 
 class RunPredictor(Predictor):
@@ -202,6 +216,15 @@ class RunPredictor(Predictor):
         """The run's tokenizer and the maximum lengths of its data settings (those it was trained with)."""
         data = self.run.settings.data
         return self.run.tokenizer, data.max_premise_length, data.max_hypothesis_length
+
+    def test_score(self):
+        """The run's test accuracy (`results.json`) and its data (`config.json`)."""
+        results = self.run.results or {}
+        if results.get("test_accuracy") is None:
+            return None
+        data = self.run.record.data
+        return {"accuracy": results["test_accuracy"], "examples": (results.get("test") or {}).get("examples"),
+                "data": None if data is None else data.source}
 
     def evaluate(self, examples, batch_size=None, verbose=0):
         """Scored by the run's Keras model on batches of its length grid (`Run.evaluate`)."""
