@@ -23,7 +23,7 @@ import warnings
 from typing import Optional
 
 from zoo.commands.options import add_corpus_options, add_diagnostics_options, diagnostics_request
-from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_READ, PATH_TO_READ, REPORT, CommandParser
+from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_READ, PATH_TO_READ, REPORT, CommandParser, check_model
 from zoo.data.corpora import ROLES, check_source, describe, load_corpus
 from zoo.data.readers import DataFormatError, DataUnavailableError
 from zoo.diagnostics.request import DiagnosticsRequest, run_diagnostics
@@ -32,7 +32,6 @@ from zoo.fileio import CorruptFileError, LockedError, write_json
 from zoo.quiet import import_tensorflow
 from zoo.runs import layout
 from zoo.runs.evaluation import chance_note, format_scores
-from zoo.runs.kinds import check_kind
 from zoo.runs.record import load_record
 from zoo.settings import values
 
@@ -161,8 +160,7 @@ def check_request(request):
         EvaluateError: one line naming the option.
     """
     kind, path = request.model
-    if kind != "preset" or "://" not in path:
-        check_kind(path, kind, "--" + kind.replace("_", "-"))
+    check_model(kind, path)
     request = request.with_run_data()
     if not request.source and not request.diagnostics.suite:
         raise EvaluateError("say what to score: --dataset or --data-dir (or --suite diagnostics)")

@@ -16,13 +16,13 @@ See docs/serving.md for the signatures, the TF Serving commands and the request 
 import os
 import sys
 
-from zoo.commands.parsing import BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, CommandParser
+from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, CommandParser,
+                                  check_model)
 from zoo.data.corpora import check_source
 from zoo.data.errors import DataUnavailableError
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
 from zoo.quiet import import_tensorflow
-from zoo.runs.kinds import check_kind
 from zoo.runs.record import load_record
 
 FORMATS = ("saved_model", "tflite", "preset")
@@ -98,7 +98,7 @@ def export(args):
     Raises:
         ValueError, FileNotFoundError: user errors (printed as one line by `main`).
     """
-    check_kind(args.run_dir, "run", "--run-dir")  # reads its config.json: a damaged one is one line
+    check_model("run", args.run_dir)  # reads its config.json: a damaged one is one line
     model_name = load_record(args.run_dir).model
     tflite_only = {"--max-vocabulary": args.max_vocabulary is not None, "--quantize": args.quantize != "none",
                    "--test-data": args.test_data is not None, "--no-accuracy-check": args.no_accuracy_check}

@@ -25,13 +25,12 @@ import sys
 from typing import Optional
 
 from zoo.commands.parsing import (BATCH_SIZE, COUNT, FILE_TO_READ, FILE_TO_WRITE, FOLDER_TO_READ, PATH_TO_READ,
-                                  CommandParser)
+                                  CommandParser, check_model)
 from zoo.data.trees import TreeFormatError, parse_binary_parse
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError, atomic_write
 from zoo.quiet import import_tensorflow
 from zoo.runs.evaluation import chance_note
-from zoo.runs.kinds import check_kind
 
 
 class PredictError(UserError):
@@ -173,8 +172,7 @@ def check_request(request):
     if request.num_threads is not None and not request.tflite:
         raise PredictError("--num-threads goes with --tflite")
     kind, path = request.model
-    if kind != "preset" or "://" not in path:
-        check_kind(path, kind, "--" + kind.replace("_", "-"))
+    check_model(kind, path)
     for option in ("premise", "hypothesis", "premise_parse", "hypothesis_parse"):
         text = getattr(request, option)
         try:

@@ -83,10 +83,11 @@ def main(argv=None, prog="nli-zoo sweep"):
     args = build_parser(prog).parse_args(argv)
     try:
         spec = spec_from_args(args)
+        spec.check(args.dir)  # every run as nli-zoo train would check it: before TensorFlow starts
     except SpecError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
-    import_tensorflow()  # its informational start-up lines filtered (zoo.quiet)
+    import_tensorflow()  # its notices filtered (zoo.quiet)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # as nli-zoo train
     from zoo.comparison.tuner import SweepStopped, run_sweep  # imports KerasTuner, and so TensorFlow: after the filter
 

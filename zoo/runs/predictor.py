@@ -63,6 +63,12 @@ class Explanation:
         self.null_column = null_column
         self.labels = labels or {"premise": self.premise_tokens, "hypothesis": self.hypothesis_tokens}
 
+    def __repr__(self):
+        maps = ", ".join(f"{name} {weights.shape[0]}x{weights.shape[1]}" for name, weights in self.maps.items())
+        return (f"Explanation({self.label} {self.probabilities[self.label]:.2f}; premise "
+                f"{' '.join(self.premise_tokens)!r}; hypothesis {' '.join(self.hypothesis_tokens)!r}; "
+                f"maps: {maps or 'none'}{'; column 0 of attention is NULL' if self.null_column else ''})")
+
     @classmethod
     def from_outputs(cls, outputs, premise_tokens, hypothesis_tokens, labels):
         """The explanation of one pair from a model's `explain()` outputs without the batch axis (plus

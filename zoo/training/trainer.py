@@ -294,9 +294,10 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     callbacks, history, backup, loss_guard = make_callbacks(config, run_dir, logdir, pairs, dev_subset,
                                                             os.path.normpath(config.run_dir), extra)
     callbacks.insert(1, randomness)
-    plan = gpu_plan(model, distributed=model.distribute_strategy.num_replicas_in_sync > 1)
-    print(f"[train] XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} LSTM(s) "
-          f"on cuDNN, {len(plan['loops'])} other recurrent loop(s); {plan['why']}", flush=True)
+    if tf.config.list_logical_devices("GPU"):  # a GPU-only notice: where there is none it says nothing true
+        plan = gpu_plan(model, distributed=model.distribute_strategy.num_replicas_in_sync > 1)
+        print(f"[train] XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} "
+              f"LSTM(s) on cuDNN, {len(plan['loops'])} other recurrent loop(s); {plan['why']}", flush=True)
     fit_started = time.time()
     backup.set_model(model)
     with model.distribute_strategy.scope():  # the optimizer's variables, mirrored like the model's
