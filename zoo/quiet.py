@@ -7,8 +7,8 @@ carry the logging code) and later, once per process, two lines at error level th
 "failed call to cuInit" when it looks for a GPU on a machine without one, and "oneDNN supports DT_BOOL only
 on platforms with AVX-512" the first time a graph holds a boolean op (the masks; Eigen's kernel runs
 instead, with the same results). LiteRT adds "INFO: Created TensorFlow Lite XNNPACK delegate for CPU.".
-`TF_CPP_MIN_LOG_LEVEL=3` would hide the error-level ones, and real errors with them, so instead the exact
-lines of `NOISE` are dropped where they are printed:
+`TF_CPP_MIN_LOG_LEVEL=3` would hide the error-level ones, and real errors with them, so instead exactly those
+lines (`noise_pattern`) are dropped where they are printed:
 
 - `import_tensorflow()` / `import_backend()` (the library: `zoo.load`, `zoo.create_model`,
   `zoo.from_preset`, `zoo.predictors`) import TensorFlow and look for its devices (where cuInit is called)
@@ -49,10 +49,11 @@ def has_gpu_device():
 
 
 def noise_pattern(gpu=None, also=()):
-    """The compiled pattern of the lines dropped (whole lines, without their newline), and of `also`'s."""
+    """The compiled pattern of the lines dropped (whole lines, without their newline): TensorFlow's, CUDA's
+    and LiteRT's notices (none with `TF_CPP_MIN_LOG_LEVEL=0`), and the regular expressions `also`."""
     gpu = has_gpu_device() if gpu is None else gpu
-    lines = [_INFO, *_STARTUP, *_NOT_ERRORS, *also] + ([] if gpu else [_CPU_ONLY])
-    return re.compile("^(?:" + "|".join(lines) + ")$")
+    lines = ([_INFO, *_STARTUP, *_NOT_ERRORS] + ([] if gpu else [_CPU_ONLY]) if filtering() else []) + list(also)
+    return re.compile("^(?:" + "|".join(lines or ["(?!)"]) + ")$")
 
 
 # What a line being written may turn out to be: held back until its newline only then (else passed at once,
@@ -76,8 +77,8 @@ def quiet_environment():
 
 @contextlib.contextmanager
 def quieted(also=()):
-    """Runs the block with descriptor 2 captured, then writes back every line but `NOISE`'s (and those of
-    the regular expressions `also`: a line a caller reports in its own words)."""
+    """Runs the block with descriptor 2 captured, then writes back every line but the notices
+    (`noise_pattern`) and those of the regular expressions `also` (a line a caller says in its own words)."""
     if not filtering() and not also:
         yield
         return
@@ -157,7 +158,7 @@ _FILTER = {}
 
 def filter_stderr():
     """Passes this process's stderr (descriptor 2, and so `sys.stderr`) through a filter process that drops
-    `NOISE`'s lines, until the process ends. For a command-line process, called before TensorFlow starts;
+    the notices (`noise_pattern`), until the process ends. For a command-line process, called before TensorFlow starts;
     a second call does nothing. Not on a platform without `fork` or with `TF_CPP_MIN_LOG_LEVEL=0`."""
     if _FILTER or not filtering() or not hasattr(os, "fork"):
         return
