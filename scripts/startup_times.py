@@ -51,7 +51,7 @@ CASES = [
     ("train --batch-size 0", ["train", "--model", "esim", "--batch-size", "0"], "exit"),
     ("evaluate --run-dir (not a run)", ["evaluate", "--run-dir", "."], "exit"),
     ("train: first line", ["train", "--model", "bowman_lstm", *TINY, "--run-dir", "FRESH"], "first line"),
-    ("evaluate: first line", ["evaluate", "--run-dir", "RUN", "--quiet"], "first line"),
+    ("evaluate: first line", ["evaluate", "--run-dir", "RUN", "--dataset", "snli_sample", "--quiet"], "first line"),
     ("predict: first line", ["predict", "--run-dir", "RUN", *PAIR], "first line"),
     ("export: first line", ["export", "--run-dir", "RUN", "--format", "preset", "--out", "FRESH"], "first line"),
 ]

@@ -128,7 +128,7 @@ def start_runtime():
     logical devices and distribution strategies can no longer be configured, so training does not call it
     (the command lines' filter drops the notice there)."""
     import_tensorflow()
-    if _STARTED:
+    if _STARTED or _FILTER:  # a command line's filter drops the notice wherever it comes
         return
     import tensorflow as tf
 

@@ -17,8 +17,6 @@ import sys
 
 from zoo.commands.parsing import PORT, CommandParser
 from zoo.errors import UserError
-from zoo.quiet import import_tensorflow
-from zoo.runs.kinds import kind_of, not_a_model
 
 INSTALL = 'the demo needs Gradio: pip install ".[demo]" in a clone of the zoo (or pip install "gradio>=6.31,<7")'
 
@@ -87,6 +85,9 @@ def demo(args, block=True):
         raise DemoError(INSTALL)
     if args.port is not None and not port_is_free(args.port):  # before the models' seconds of loading
         raise DemoError(PORT_TAKEN.format(port=args.port))
+    from zoo.quiet import import_tensorflow
+    from zoo.runs.kinds import kind_of, not_a_model
+
     for source in args.models:  # what each path holds, told from its files: before TensorFlow starts
         if "://" not in source and kind_of(source) is None:
             raise DemoError(not_a_model(source))

@@ -126,6 +126,8 @@ def main(argv=None, prog="nli-zoo reproduce"):
         result = reproduce(paper, rows, spec, args.dir, resamples=args.resamples, seed=args.bootstrap_seed,
                            out=args.out, tensorboard=not args.no_tensorboard)
     except SweepStopped as error:
+        if error.status == 130 and sys.stdout.isatty():
+            print(flush=True)  # ends the progress bar's line: the message stands on its own
         print(f"{prog}: {'error: ' if error.status == 2 else ''}{error}", file=sys.stderr)
         raise SystemExit(error.status) from None
     except (UserError, CorruptFileError) as error:

@@ -94,6 +94,8 @@ def main(argv=None, prog="nli-zoo sweep"):
     try:
         summary = run_sweep(spec, args.dir)
     except SweepStopped as error:
+        if error.status == 130 and sys.stdout.isatty():
+            print(flush=True)  # ends the progress bar's line: the message stands on its own
         print(f"{prog}: {'error: ' if error.status == 2 else ''}{error}", file=sys.stderr)
         raise SystemExit(error.status) from None
     except UserError as error:

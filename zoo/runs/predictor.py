@@ -29,6 +29,7 @@ import os
 import numpy as np
 
 from zoo.data.trees import element_labels
+from zoo.fileio import CorruptFileError
 from zoo.runs.evaluation import evaluate_saved_model
 from zoo.runs.pairs import check_pairs
 from zoo.settings import DataSettings
@@ -224,8 +225,12 @@ class RunPredictor(Predictor):
         return self.run.tokenizer, data.max_premise_length, data.max_hypothesis_length
 
     def test_score(self):
-        """The run's test accuracy (`results.json`) and its data (`config.json`)."""
-        results = self.run.results or {}
+        """The run's test accuracy (`results.json`) and its data (`config.json`); None where results.json is
+        missing or damaged (reading it for a note must not stop a prediction)."""
+        try:
+            results = self.run.results or {}
+        except (OSError, ValueError, CorruptFileError):
+            return None
         if results.get("test_accuracy") is None:
             return None
         data = self.run.record.data
