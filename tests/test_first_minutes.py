@@ -5,8 +5,8 @@ notices, a first result that explains itself.
   imported files register; `nli-zoo models`, every `--help` and the usual typos never import TensorFlow or
   Keras (one subprocess).
 - `zoo.quiet`'s filter drops exactly TensorFlow's, CUDA's and LiteRT's notices and passes everything else as
-  it arrives; train, evaluate (the run's own data by default), predict, export, models and compare, run as
-  one command-line process, print none of them (one subprocess).
+  it arrives; a script loading a run with `zoo.load`, then train, evaluate (the run's own data by default),
+  predict, export, models and compare, run as one command-line process, print none of them (one subprocess).
 - A near-chance accuracy and near-uniform attention are said in one line; the text heatmap is shaded over
   the map's own range; an `Explanation` reads as what it holds.
 """
@@ -148,6 +148,8 @@ def test_the_filter_drops_the_notices_and_passes_the_rest_as_it_comes():
 
 COMMANDS_RUN = """
 import json, sys
+import zoo
+print(zoo.load(FINISHED).predict([("A man plays a guitar.", "A man sleeps.")]))  # the library, before any filter
 from zoo.commands import run
 run("train", json.loads(sys.argv[1]))
 run("evaluate", ["--run-dir", "R", "--quiet"])
@@ -160,9 +162,11 @@ run("compare", ["R", "--resamples", "100"])
 """
 
 
-def test_the_commands_print_no_start_up_lines_and_a_first_result_explains_itself(tmp_path):
+def test_the_library_and_the_commands_print_no_start_up_lines_and_a_first_result_explains_itself(
+        tmp_path, finished_run_dir):
     train = tiny_args("R", *ONE_SHAPE, "--epochs", "1", "--attention-examples", "0")
-    result = python(COMMANDS_RUN.replace("sys.argv[1]", repr(json.dumps(train))), tmp_path)
+    script = COMMANDS_RUN.replace("sys.argv[1]", repr(json.dumps(train))).replace("FINISHED", repr(finished_run_dir))
+    result = python(script, tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert [line for line in result.stderr.splitlines() if NOISE.match(line)] == []
     assert "XLA" not in result.stdout  # the GPU-only notice of training, on a machine without one

@@ -7,6 +7,10 @@ zoo.list_models("rocktaschel*")
 model = zoo.create_model("rocktaschel_wbw", vocabulary_size=1000, embedding_dim=50)
 zoo.get_preset("rocktaschel_wbw")["train"]["learning_rate"]
 ```
+Names, presets and specs are answered from the model files' source (`zoo.catalog`, which reads their
+`@register_model(...)` decorators) without importing the files, which import Keras; `create_model` and a
+spec's `model_class` import them. Models registered from elsewhere (a user's own file, once imported) are
+listed with them.
 """
 
 import copy

@@ -23,7 +23,8 @@ import warnings
 from typing import Optional
 
 from zoo.commands.options import add_corpus_options, add_diagnostics_options, diagnostics_request
-from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_READ, PATH_TO_READ, REPORT, CommandParser, check_model
+from zoo.commands.parsing import (BATCH_SIZE, COUNT, FOLDER_TO_READ, PATH_TO_READ, REPORT, CommandParser,
+                                  check_model)
 from zoo.data.corpora import ROLES, check_source, describe, load_corpus
 from zoo.data.readers import DataFormatError, DataUnavailableError
 from zoo.diagnostics.request import DiagnosticsRequest, run_diagnostics
@@ -185,7 +186,8 @@ def load_data(request):
     """The splits to score: `[(name, examples)]`, and the corpus report."""
     source, split = request.source, request.split
     try:
-        splits, report = load_corpus(source, fields=request.fields, labels=request.labels, roles=request.roles)
+        splits, report = load_corpus(source, fields=request.fields, labels=request.labels,
+                                     roles=request.roles)
     except (RuntimeError, ValueError, OSError) as error:
         raise EvaluateError(f"cannot load {'the data' if str(source) in str(error) else repr(source)}: {error}") from None
     for line in describe(report):

@@ -254,13 +254,13 @@ def to_markdown(comparison):
         tested = sum("p_value" in pair for pair in comparison["pairs"])
         floor = any(pair.get("p_below_floor") for pair in comparison["pairs"])
         if tested > 1:
-            lines += ["", f"{tested} pairs are tested: the chance that at least one shows a difference by chance alone is "
-                          f"higher than each test's. The p-values in brackets are Holm-adjusted over the {tested} pairs "
-                          "(McNemar's: over the pairs, per seed); compare those with your threshold."]
+            lines += ["", f"{tested} pairs are tested: the chance that at least one shows a difference by chance "
+                          "alone is higher than each test's. The p-values in brackets are Holm-adjusted over the "
+                          f"{tested} pairs (McNemar's: over the pairs, per seed); compare those with your threshold."]
         if floor:
-            lines.append(f"`< {_p(statistics.p_value_floor(comparison['resamples']))}`: no resampled difference reached "
-                         f"0; the p-value is below what {comparison['resamples']:,} resamples can resolve (more with "
-                         "--resamples).")
+            lines.append(f"`< {_p(statistics.p_value_floor(comparison['resamples']))}`: no resampled difference "
+                         f"reached 0; the p-value is below what {comparison['resamples']:,} resamples can resolve "
+                         "(more with --resamples).")
     if comparison["diagnostics"]:
         labels = [g["label"] for g in groups]
         lines += ["", "| diagnostics | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
