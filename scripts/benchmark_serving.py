@@ -14,11 +14,12 @@ What is measured, for every model (a 40,000-word vocabulary, 300-d vectors, the 
 - `saved_model`: the exported SavedModel's `serving_default` from raw strings (tokenization, vocabulary
   lookup and truncation in the graph, as TF Serving runs it), exported as `export.py` does (a batch of
   more than 32 pairs runs in length-sorted chunks of 32; bi-LSTMs on packed sequences,
-  `zoo.layers.recurrent.packed_inference`); `saved_model:keras-loops` (`--keras-loops`) the same export
-  with the bi-LSTMs on Keras's loops (before/after packing); `saved_model:whole` exported with
+  `zoo.layers.loop_choice`); `saved_model:keras-loops` (`--keras-loops`) the same export with the
+  bi-LSTMs on Keras's loops (`model.lstm_loop = "keras"`: before/after packing); `saved_model:whole` exported with
   `--chunk-size 0` (`--whole-batches`: each batch whole, padded to its longest sentences);
   `saved_model+xla` exported with `--xla-max-batch N` (small batches through XLA);
-- `keras`: the Keras model from token ids, called in a `tf.function` (no tokenization);
+- `keras`: the Keras model from token ids through `model.predict_on_batch` (Keras's own inference, what
+  `evaluate` / `predict` of a run and the dev pass during training run; no tokenization);
 - `tflite:none`, `tflite:dynamic-range`, `tflite:float16`: the LiteRT interpreter on token ids padded to
   the preset's fixed length (100), at its fixed batch size (a batch-1 model for latency, a batch-32 model
   for throughput; 256 pairs are 8 invocations);
@@ -36,8 +37,9 @@ and 256 (pairs/s over `--pairs` pairs in their order, batches padded to their lo
 `--profile` instead traces the SavedModel's `serving_default` with the TensorFlow profiler at
 `--profile-batch` pairs (on each thread setting) and prints where the time goes: by op type, by part of
 the graph (tokenization and lookup, each recurrent layer, the rest) and the executor's share.
-`b32 CPU ms/pair` is the CPU time of every thread of the subprocess per pair at batch 32 (on a machine
-shared with other jobs, the work done whatever the waiting; PyTorch's waiting threads spin, which counts).
+`b32 CPU ms/pair` is the CPU time of every thread of the subprocess per pair at batch 32 and `b1 CPU ms`
+the median CPU time of one batch-1 call (on a machine shared with other jobs, the work done whatever the
+waiting; PyTorch's waiting threads spin, which counts, so on several threads its CPU time overstates it).
 `peak MB` is the subprocess's peak resident memory, `size MB` the model on disk (SavedModel version
 folder, `.tflite` file, Keras weights file, PyTorch parameters).
 
@@ -127,14 +129,9 @@ def build_artifacts(args, model_name, pairs):
     for name, xla, chunk in wanted:
         model_dir = os.path.join(root, name.replace("+", "_").replace(":", "_") + f"_c{chunk}")
         if not os.path.exists(os.path.join(model_dir, "1", "saved_model.pb")):
-            run = zoo.load(run_dir)  # a fresh model each: the loop choice below stays with its export
+            run = zoo.load(run_dir)  # a fresh model each: the loop asked for below stays with its export
             if name.endswith("keras-loops"):  # the bi-LSTMs on Keras's loops: the serving graph before packing
-                from zoo.layers.recurrent import BidirectionalLSTM
-                from zoo.training.kernels import iter_layers
-
-                for layer in iter_layers(run.model):
-                    if isinstance(layer, BidirectionalLSTM):
-                        layer.fused = False
+                run.model.lstm_loop = "keras"  # as a user asks it (zoo.layers.loop_choice)
             log(f"{model_name}: exporting {name}")
             shutil.rmtree(model_dir, ignore_errors=True)
             export_saved_model(run, model_dir, 1, xla_max_batch=xla, chunk_size=chunk,
@@ -183,12 +180,14 @@ def measure(call, latency_inputs, throughput_inputs):
     for items in throughput_inputs.values():
         for item, _ in items:
             call(item)
-    latencies = []
+    latencies, cpu_times = [], []
     for item in latency_inputs:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         call(item)
         latencies.append(time.perf_counter() - started)
-    result = {"p50_ms": 1e3 * percentile(latencies, 50), "p99_ms": 1e3 * percentile(latencies, 99)}
+        cpu_times.append(time.process_time() - cpu)
+    result = {"p50_ms": 1e3 * percentile(latencies, 50), "p99_ms": 1e3 * percentile(latencies, 99),
+              "b1_cpu_ms": 1e3 * percentile(cpu_times, 50)}
     for size, items in throughput_inputs.items():
         started, cpu = time.perf_counter(), time.process_time()
         for item, _ in items:
@@ -240,13 +239,12 @@ def child(spec):
         import zoo
 
         run = zoo.load(path)
-        forward = tf.function(lambda inputs: run.model(inputs, training=False), reduce_retracing=True)
 
         def prepare(chunk):
             return {k: tf.constant(v) for k, v in run.encode(chunk).items()}
 
-        def call(inputs):
-            forward(inputs).numpy()
+        def call(inputs):  # Keras's predict function (traced once, open shapes)
+            run.model.predict_on_batch(inputs)
     elif kind.startswith("tflite"):
         import numpy as np
 
@@ -407,7 +405,7 @@ def run_child(command, env=None):
 
 
 # Report ---------------------------------------------------------------------------------------------------
-COLUMNS = (("p50_ms", "b1 p50 ms", "{:.2f}"), ("p99_ms", "b1 p99 ms", "{:.2f}"),
+COLUMNS = (("p50_ms", "b1 p50 ms", "{:.2f}"), ("p99_ms", "b1 p99 ms", "{:.2f}"), ("b1_cpu_ms", "b1 CPU ms", "{:.2f}"),
            ("b32_pairs_per_s", "b32 pairs/s", "{:.0f}"), ("b256_pairs_per_s", "b256 pairs/s", "{:.0f}"),
            ("b32_cpu_ms_per_pair", "b32 CPU ms/pair", "{:.2f}"),
            ("peak_mb", "peak MB", "{:.0f}"))

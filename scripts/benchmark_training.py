@@ -19,13 +19,15 @@ default the shipped SNLI rows `snli_sample`; `snli` is the full corpus from tens
 training pairs (or, for a single file, its pairs) are repeated in order up to `--pairs` and written as a
 throwaway NLI folder (train.jsonl, dev.jsonl and test.jsonl of `--eval-pairs`) that the run reads back.
 
-A callback the benchmark adds to the run's own callbacks times every training step, the validation pass
-and each epoch's end (checkpoints, backup, TensorBoard), and the benchmark times `fit`'s return, so a
-wait after the last step (such as tf.data's autotuner's, issue 27) shows as `fit tail`. Columns:
+A callback the benchmark gives the trainer (`zoo.training.train(..., callbacks=[clock])`, called after the
+run's own) times every training step, the validation pass, each epoch's end (checkpoints, backup,
+TensorBoard, the images every `--images-every` epochs) and the end of training, so a wait after the last
+step (such as tf.data's autotuner's, issue 27) shows as `fit tail`. Columns:
 - `steps s`: first step's start to last step's end of a steady epoch (epochs after the first, mean);
 - `epoch s`: a steady epoch's start to the next one's (validation and every callback included);
-- `median / max step ms`; `fit tail s`: from the last epoch's end to `fit`'s return; each run also
-  prints what a steady epoch's end costs: the validation pass and each of the run's callbacks;
+- `median / max step ms`; `fit tail s`: from the last epoch's end to the end of training (the run's
+  `on_train_end`: the last epoch's images when that epoch did not draw them); each run also prints what a
+  steady epoch's end costs: the validation pass, then the run's callbacks;
 - per-pair rate and fixed part: from the steady epochs of the two sizes of `--pairs` (1,024 and 2,048 by
   default): `rate = (n2 - n1) / (t2 - t1)`, `fixed = t1 - n1 / rate`; a wait or a constant cost shows as
   `fixed` and no longer hides in pairs/s;
@@ -37,8 +39,9 @@ wait after the last step (such as tf.data's autotuner's, issue 27) shows as `fit
 tf.data's autotuner back on in the run's pipeline (the trainer turns it off: `zoo.data.pipeline.
 with_input_options`), for the before/after. `--loop fused` trains the bi-LSTMs on the fused loop
 (every padded position; the loop before packing) and `--loop keras` (or `--keras-loops`) on Keras's own
-loops, instead of what `nli-zoo train` runs (`zoo.layers.recurrent.BidirectionalLSTM`: packed sequences
-under TensorFlow on a CPU). `--torch-reference DIR` (a
+loops, instead of what `nli-zoo train` runs (`zoo.layers.loop_choice`: packed sequences under TensorFlow
+on a CPU, training steps and the dev pass alike); the benchmark asks it as a user does, through the
+models' `lstm_loop`. `KERAS_BACKEND=jax` trains under JAX (the fused loop). `--torch-reference DIR` (a
 checkout of github.com/coetaur0/ESIM, the folder holding `esim/`) with `--torch-python` (an environment
 with PyTorch; the zoo never depends on it) also trains the reference's `ESIM` on the very batches the
 zoo's pipeline made for the first size (Adam at 0.0004, cross-entropy, gradients clipped to norm 10,
@@ -103,29 +106,25 @@ def write_folder(examples, pairs, eval_pairs, folder):
     return folder
 
 
-# The clock: a callback beside the run's own ------------------------------------------------------------
-LOOPS = {"auto": "auto", "fused": True, "keras": False}  # --loop: BidirectionalLSTM's `fused`
+# The clock: a callback after the run's own (`train(..., callbacks=[clock])`) ------------------------------
+LOOPS = ("auto", "packed", "fused", "keras")  # --loop: the models' `lstm_loop` (zoo.layers.loop_choice)
 
 
 def make_clock(loop="auto", profile_epoch=None):
     import keras
 
     class StepClock(keras.callbacks.Callback):
-        """Wall times (time.perf_counter) of every step, validation pass and epoch end of `fit`."""
+        """Wall times (time.perf_counter) of every step, validation pass and epoch end of `fit`; called after
+        the run's own callbacks, so an epoch's end includes what they do. `loop` is asked of the model as a
+        user asks it (`model.lstm_loop`), before the first step traces the training function."""
 
         def __init__(self):
             super().__init__()
-            self.epochs, self.current, self.profiling = [], None, False
+            self.epochs, self.current, self.profiling, self.train_end = [], None, False, None
 
         def on_train_begin(self, logs=None):
             self.train_begin = time.perf_counter()
-            if loop != "auto":  # before the first step traces the training function
-                from zoo.layers.recurrent import BidirectionalLSTM
-                from zoo.training.kernels import iter_layers
-
-                for layer in iter_layers(self.model):
-                    if isinstance(layer, BidirectionalLSTM):
-                        layer.fused = LOOPS[loop]
+            self.model.lstm_loop = loop
 
         def on_epoch_begin(self, epoch, logs=None):
             if profile_epoch is not None and epoch == profile_epoch:
@@ -137,9 +136,11 @@ def make_clock(loop="auto", profile_epoch=None):
 
         def on_train_batch_begin(self, batch, logs=None):
             self.step_begin = time.perf_counter()
+            self.current.setdefault("steps_cpu_begin", time.process_time())
 
         def on_train_batch_end(self, batch, logs=None):
             self.current["steps"].append((self.step_begin, time.perf_counter()))
+            self.current["steps_cpu_end"] = time.process_time()
 
         def on_test_begin(self, logs=None):
             if self.current is not None:
@@ -159,26 +160,15 @@ def make_clock(loop="auto", profile_epoch=None):
             self.epochs.append(self.current)
             self.current = None
 
+        def on_train_end(self, logs=None):  # after the run's own on_train_end (the last epoch's images)
+            self.train_end = time.perf_counter()
+
     return StepClock()
 
 
-def timed(method, name, clock):
-    """`method` (a callback's `on_epoch_end`), its seconds added to the clock's current epoch under `name`."""
-    def wrapper(*args, **kwargs):
-        started = time.perf_counter()
-        try:
-            return method(*args, **kwargs)
-        finally:
-            if clock.current is not None:
-                spent = clock.current.setdefault("callbacks", {})
-                spent[name] = spent.get(name, 0.0) + time.perf_counter() - started
-
-    return wrapper
-
-
-def epoch_figures(clock, fit_returned):
-    """Per epoch: steps, steps span, median and max step, validation, time after the last step, span to
-    the next epoch's start (or to `fit`'s return for the last)."""
+def epoch_figures(clock):
+    """Per epoch: steps, steps span, median and max step, validation, the epoch's end after validation (the
+    run's callbacks), span to the next epoch's start (or to the end of training for the last)."""
     out = []
     for i, epoch in enumerate(clock.epochs):
         steps = epoch["steps"]
@@ -186,12 +176,14 @@ def epoch_figures(clock, fit_returned):
         following = clock.epochs[i + 1]["begin"] if i + 1 < len(clock.epochs) else epoch["end"]
         out.append({"steps": len(steps), "steps_s": steps[-1][1] - steps[0][0],
                     "median_step_ms": 1e3 * statistics.median(durations), "max_step_ms": 1e3 * max(durations),
+                    # CPU seconds of every thread over the steps: on a shared machine, the work whatever the wait
+                    "steps_cpu_s": epoch["steps_cpu_end"] - epoch["steps_cpu_begin"],
                     "validation_s": epoch.get("test_end", 0) - epoch.get("test_begin", 0),
                     "after_steps_s": epoch["end"] - steps[-1][1], "epoch_s": following - epoch["begin"],
-                    "callbacks_s": epoch.get("callbacks", {}),
+                    "callbacks_s": epoch["end"] - epoch.get("test_end", steps[-1][1]),
                     "end_since_fit_s": epoch["end"] - clock.train_begin})
-    return {"epochs": out, "fit_tail_s": fit_returned - clock.epochs[-1]["end"],
-            "fit_s": fit_returned - clock.train_begin}
+    return {"epochs": out, "fit_tail_s": clock.train_end - clock.epochs[-1]["end"],
+            "fit_s": clock.train_end - clock.train_begin}
 
 
 # One measurement, in its own process ---------------------------------------------------------------------
@@ -202,11 +194,11 @@ def measure(args):
 
         tf.config.threading.set_intra_op_parallelism_threads(args.threads)
         tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    import keras
     import numpy as np
 
     import zoo.training
     from zoo.data import pipeline
-    from zoo.training import trainer
 
     if args.autotune:  # the trainer's pipeline with tf.data's autotuner back on (later options win)
         import tensorflow as tf
@@ -223,35 +215,22 @@ def measure(args):
     folder = write_folder(training_examples(args.data, args.roles), args.size, args.eval_pairs,
                           os.path.join(work, "data"))
     clock = make_clock(args.loop, profile_epoch=1 if args.profile else None)
-    returned = {}
-    make_callbacks, fit_in_cluster = trainer.make_callbacks, trainer.fit_in_cluster
-
-    def callbacks_and_clock(*a, **k):
-        callbacks, *rest = make_callbacks(*a, **k)  # (callbacks, history, backup, loss guard)
-        for callback in callbacks:  # what each of the run's callbacks adds to an epoch's end
-            callback.on_epoch_end = timed(callback.on_epoch_end, type(callback).__name__, clock)
-        return (callbacks + [clock], *rest)
-
-    def timed_fit(*a, **k):
-        try:
-            return fit_in_cluster(*a, **k)
-        finally:
-            returned["at"] = time.perf_counter()
-
-    trainer.make_callbacks, trainer.fit_in_cluster = callbacks_and_clock, timed_fit
     overrides = {k: v for k, v in (("hidden_size", args.hidden_size), ("batch_size", args.batch_size)) if v}
+    options = {} if args.images_every is None else {"images_every": args.images_every}
     result = zoo.training.train(model=args.one, data_dir=folder, embeddings="none",
                                 embedding_dim=args.embedding_dim, epochs=1 + args.epochs, overrides=overrides,
                                 run_dir=os.path.join(work, "run"), overwrite=True, jit_compile=args.jit_compile,
-                                compile_cache=args.compile_cache, verbose=0, seed=0)
-    figures = epoch_figures(clock, returned["at"])
+                                compile_cache=args.compile_cache, verbose=0, seed=0, callbacks=[clock], **options)
+    figures = epoch_figures(clock)
     steady = figures["epochs"][1:] or figures["epochs"]
     record = result["record"]
     figures.update(model=args.one, pairs=args.size, threads=args.threads or "all", autotune=args.autotune,
-                   loop=args.loop, vocabulary_size=record.vocabulary_size,
+                   loop=args.loop, backend=keras.backend.backend(), images_every=record.options["images_every"],
+                   vocabulary_size=record.vocabulary_size,
                    hidden_size=record.settings.model.get("hidden_size"), batch_size=record.settings.train.batch_size,
                    embedding_dim=record.embedding_dim,
                    steps_s=statistics.mean(e["steps_s"] for e in steady),
+                   steps_cpu_s=statistics.mean(e["steps_cpu_s"] for e in steady),
                    epoch_s=statistics.mean(e["epoch_s"] for e in steady),
                    first_epoch_s=figures["epochs"][0]["epoch_s"])
     tokenizer, data = result["tokenizer"], record.settings.data
@@ -269,11 +248,12 @@ def measure(args):
     if args.profile:
         figures["profile"] = summarize_profile(*clock.profile)
     if args.torch_batches:
-        write_batches(splits["train"], result["vocab"], tokenizer, preset, 1 + args.epochs, args.torch_batches)
+        write_batches(splits["train"], result["vocab"], tokenizer, record.settings, 1 + args.epochs,
+                      args.torch_batches)
     return figures
 
 
-def write_batches(examples, vocab, tokenizer, preset, epochs, path):
+def write_batches(examples, vocab, tokenizer, settings, epochs, path):
     """Every batch of `epochs` epochs of the run's own pipeline (`zoo.runs.datasets.make_model_batches`, as the
     trainer makes it), for the PyTorch child: ids, labels, weights, epoch."""
     import numpy as np
@@ -281,7 +261,7 @@ def write_batches(examples, vocab, tokenizer, preset, epochs, path):
     from zoo import fileio
     from zoo.runs.datasets import make_model_batches
 
-    dataset = make_model_batches(examples, vocab, tokenizer, preset, shuffle=True, seed=0)
+    dataset = make_model_batches(examples, vocab, tokenizer, settings, shuffle=True, seed=0)
     arrays, count = {}, 0
     for epoch in range(epochs):
         for features, labels, weights in dataset.as_numpy_iterator():
@@ -357,15 +337,18 @@ def step(tensors, labels, weights):
     nn.utils.clip_grad_norm_(model.parameters(), 10.0)
     optimizer.step()
 
-times = {}
+times, cpu = {}, {}
 for epoch, items in sorted(epochs.items()):
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     for item in items:
         step(*item)
     times[epoch] = time.perf_counter() - started
+    cpu[epoch] = time.process_time() - cpu_started
 pairs = sum(float(w.sum()) for _, _, w in epochs[0])
 steady = sum(times[e] for e in times if e > 0) / max(len(times) - 1, 1)
+steady_cpu = sum(cpu[e] for e in cpu if e > 0) / max(len(cpu) - 1, 1)
 print("RESULT " + json.dumps({"first_epoch_s": times[0], "steady_epoch_s": steady, "pairs_per_s": pairs / steady,
+                              "steady_epoch_cpu_s": steady_cpu,
                               "peak_memory_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                               "threads": spec["threads"] or "all", "torch": torch.__version__}), flush=True)
 '''
@@ -385,7 +368,8 @@ def torch_runs(args, zoo_run, batches_file):
             break
         results.append(json.loads(result[0][len(RESULT_MARK):]))
         print(f"PyTorch reference ESIM run {run + 1}: steady epoch {results[-1]['steady_epoch_s']:.2f} s "
-              f"({results[-1]['pairs_per_s']:,.1f} pairs/s), torch {results[-1]['torch']}", flush=True)
+              f"({results[-1]['pairs_per_s']:,.1f} pairs/s; CPU {results[-1]['steady_epoch_cpu_s']:.2f} s), "
+              f"torch {results[-1]['torch']}", flush=True)
     return results
 
 
@@ -450,6 +434,11 @@ def report(rows, references, info):
                   + ("" if share is None else f" ({100 * share:.1f}% of GEMM peak)")
                   + f"; zoo / reference: steps {statistics.median(ours) / statistics.median(theirs):.2f}x, "
                   f"whole epoch {statistics.median(epoch) / statistics.median(theirs):.2f}x")
+            their_cpu = [m["steady_epoch_cpu_s"] for m in reference if "steady_epoch_cpu_s" in m]
+            if their_cpu:  # CPU time: the work whatever the wait, on a machine shared with other jobs
+                our_cpu = statistics.median(r["steps_cpu_s"] for r in rows[(name, size)])
+                print(f"{name}, {size:,} pairs: CPU seconds of a steady epoch's steps: zoo {our_cpu:.2f}, reference "
+                      f"{statistics.median(their_cpu):.2f} ({statistics.median(their_cpu) / our_cpu:.2f}x)")
 
 
 def shapes_only(args):
@@ -460,6 +449,7 @@ def shapes_only(args):
     from zoo.data.batching import plan_batches
     from zoo.data.tokenizer import Tokenizer
     from zoo.runs.datasets import length_grid
+    from zoo.settings import RunSettings
 
     examples = training_examples(args.data, args.roles)
     seen = set()
@@ -471,7 +461,7 @@ def shapes_only(args):
         if key in seen:
             continue
         seen.add(key)
-        tokenizer, grid = Tokenizer(lowercase=data["lowercase"]), length_grid(preset)
+        tokenizer, grid = Tokenizer(lowercase=data["lowercase"]), length_grid(RunSettings.of(preset).data)
         lp = np.asarray([max(1, min(len(tokenizer.tokenize(e["premise"])), key[0] or 10 ** 9)) for e in examples])
         lh = np.asarray([max(1, min(len(tokenizer.tokenize(e["hypothesis"])), key[1] or 10 ** 9)) for e in examples])
         size = args.batch_size or preset["train"]["batch_size"]
@@ -494,12 +484,14 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=1, help="fresh processes per size (default 1)")
     parser.add_argument("--threads", type=int, default=0, help="TensorFlow threads of each process (default: all)")
     parser.add_argument("--autotune", action="store_true", help="turn tf.data's autotuner back on (before/after)")
-    parser.add_argument("--loop", choices=sorted(LOOPS), default="auto",
-                        help="the bi-LSTMs' training loop: auto (what nli-zoo train runs: packed under TensorFlow on "
-                             "a CPU, fused under JAX), fused (every padded position, the loop before packing) or keras "
-                             "(Keras's own loops)")
+    parser.add_argument("--loop", choices=LOOPS, default="auto",
+                        help="the bi-LSTMs' loop, asked of the model as a user asks it (`model.lstm_loop`): auto "
+                             "(what nli-zoo train runs: packed under TensorFlow on a CPU, fused under JAX), packed, "
+                             "fused (every padded position, the loop before packing) or keras (Keras's own loops)")
     parser.add_argument("--keras-loops", dest="loop", action="store_const", const="keras",
                         help="the same as --loop keras")
+    parser.add_argument("--images-every", type=int, default=None,
+                        help="as `nli-zoo train --images-every` (default: the trainer's, 5)")
     parser.add_argument("--hidden-size", type=int, default=None, help="override the preset's hidden size")
     parser.add_argument("--batch-size", type=int, default=None, help="override the preset's batch size")
     parser.add_argument("--embedding-dim", type=int, default=300, help="random word vectors' size (default 300)")
@@ -537,6 +529,8 @@ def main(argv=None):
                            "--data", args.data, "--eval-pairs", str(args.eval_pairs), "--epochs", str(args.epochs),
                            "--embedding-dim", str(args.embedding_dim), "--jit-compile", args.jit_compile]
                 command += ["--loop", args.loop]
+                if args.images_every is not None:  # 0 (never) too
+                    command += ["--images-every", str(args.images_every)]
                 command += [flag for flag, on in (("--autotune", args.autotune),
                                                   ("--profile", args.profile)) if on]
                 for option, value in (("--roles", args.roles), ("--threads", args.threads),
@@ -553,17 +547,16 @@ def main(argv=None):
                 m = json.loads(result[0][len(RESULT_MARK):])
                 rows[(name, size)].append(m)
                 print(f"{name}, {size:,} pairs, run {run + 1}: first epoch {m['first_epoch_s']:.1f} s; steady: steps "
-                      f"{m['steps_s']:.2f} s ({m['pairs'] / m['steps_s']:,.1f} pairs/s), epoch {m['epoch_s']:.2f} s; "
-                      f"fit returned {m['fit_tail_s']:.2f} s after the last epoch's end; epochs end at "
+                      f"{m['steps_s']:.2f} s ({m['pairs'] / m['steps_s']:,.1f} pairs/s; CPU {m['steps_cpu_s']:.2f} s), "
+                      f"epoch {m['epoch_s']:.2f} s; "
+                      f"training ended {m['fit_tail_s']:.2f} s after the last epoch's end; epochs end at "
                       + ", ".join(f"{e['end_since_fit_s']:.2f}" for e in m["epochs"]) + " s after fit began",
                       flush=True)
-                spent = {}
-                for epoch in m["epochs"][1:] or m["epochs"]:
-                    for callback, seconds in epoch["callbacks_s"].items():
-                        spent[callback] = spent.get(callback, 0.0) + seconds / len(m["epochs"][1:] or m["epochs"])
-                print(f"  a steady epoch's end: validation {statistics.mean(e['validation_s'] for e in m['epochs'][1:] or m['epochs']):.2f} s; "
-                      "callbacks " + ", ".join(f"{k} {v:.2f} s" for k, v in sorted(spent.items(), key=lambda kv: -kv[1])
-                                               if v >= 0.005), flush=True)
+                steady = m["epochs"][1:] or m["epochs"]
+                print(f"  a steady epoch's end: validation {statistics.mean(e['validation_s'] for e in steady):.2f} s, "
+                      f"then the run's callbacks {statistics.mean(e['callbacks_s'] for e in steady):.2f} s "
+                      f"(checkpoints, backup, TensorBoard; images every {m['images_every']} epoch(s) and after "
+                      f"the last); backend {m['backend']}, loop {m['loop']}", flush=True)
                 if args.profile:
                     print_profile(name, m)
                 if batches:

@@ -39,7 +39,8 @@ COMMANDS = {
     "train": (train.main, ["--model", "bowman_lstm", "--dataset", "snli_sample", "--embeddings", "none"], {
         "--epochs": "count", "--embedding-dim": "count", "--max-train-examples": "count",
         "--max-eval-examples": "count", "--batch-size": "batch_size", "--seed": "seed",
-        "--log-every": "count_or_zero", "--attention-examples": "count_or_zero", "--cluster-timeout": "seconds",
+        "--log-every": "count_or_zero", "--attention-examples": "count_or_zero", "--images-every": "count_or_zero",
+        "--cluster-timeout": "seconds",
         "--init-from": "folder_to_read", "--data-dir": "path_to_read", "--run-dir": "folder_to_write",
         "--logdir": "folder_to_write"}),
     "evaluate": (evaluate.main, ["--run-dir", "{tmp}", "--dataset", "snli_sample"], {

@@ -11,7 +11,8 @@ import pytest
 import tensorflow as tf
 
 from tests.support.recurrent import both_paths, make_inputs, make_layer, same_step_on_either_loop
-from zoo.layers.recurrent import BidirectionalLSTM, packed_inference
+from zoo.layers.loop_choice import choose_loop
+from zoo.layers.recurrent import BidirectionalLSTM
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOLERANCE = 1e-5
@@ -32,12 +33,12 @@ def test_fused_loop_in_a_graph_with_open_lengths():
     """Training feeds batches whose sentence length is unknown when the step is traced."""
     layer = make_layer()
     x, mask = make_inputs()
-    layer.fused = True
-    step = tf.function(lambda x, m: layer(x, mask=m, training=True),
+    step = tf.function(lambda x, m: layer(x, mask=m, training=True, loop="fused"),
                        input_signature=[tf.TensorSpec([None, None, 6]), tf.TensorSpec([None, None], tf.bool)])
-    np.testing.assert_allclose(np.asarray(step(x, mask)), np.asarray(layer(x, mask=mask)), atol=TOLERANCE, rtol=0)
-    np.testing.assert_allclose(np.asarray(step(x[:, :3], mask[:, :3])), np.asarray(layer(x[:, :3], mask=mask[:, :3])),
-                               atol=TOLERANCE, rtol=0)                 # inference: Keras's loops
+    keras_loops = lambda x, m: np.asarray(layer(x, mask=m, loop="keras"))  # noqa: E731
+    np.testing.assert_allclose(np.asarray(step(x, mask)), keras_loops(x, mask), atol=TOLERANCE, rtol=0)
+    np.testing.assert_allclose(np.asarray(step(x[:, :3], mask[:, :3])), keras_loops(x[:, :3], mask[:, :3]),
+                               atol=TOLERANCE, rtol=0)
 
 
 def test_padding_changes_no_real_position():
@@ -45,13 +46,12 @@ def test_padding_changes_no_real_position():
     x, mask = make_inputs()
     longer = np.concatenate([x, np.random.default_rng(3).normal(size=(5, 4, 6)).astype("float32")], axis=1)
     longer_mask = np.concatenate([mask, np.zeros((5, 4), bool)], axis=1)
-    layer.fused = True
-    short = np.asarray(layer(x, mask=mask, training=True))
-    long = np.asarray(layer(longer, mask=longer_mask, training=True))
+    short = np.asarray(layer(x, mask=mask, training=True, loop="fused"))
+    long = np.asarray(layer(longer, mask=longer_mask, training=True, loop="fused"))
     np.testing.assert_allclose(long[:, :7], short, atol=TOLERANCE, rtol=0)
 
 
-@pytest.mark.parametrize("loop", [True, "packed"])
+@pytest.mark.parametrize("loop", ["fused", "packed"])
 def test_fused_and_packed_gradients_equal_keras_gradients(loop):
     """The hand-written gradients (the fused loop's, the packed loop's over live rows only) are autodiff's
     of Keras's loops: for the inputs and every weight, empty and one-word sentences included."""
@@ -59,16 +59,15 @@ def test_fused_and_packed_gradients_equal_keras_gradients(loop):
     x, mask = make_inputs()
     target = np.random.default_rng(2).normal(size=(5, 7, 8)).astype("float32")
     gradients, outputs = {}, {}
-    for fused in (loop, False):
-        layer.fused = fused
+    for chosen in (loop, "keras"):
         inputs = tf.constant(x)
         with tf.GradientTape() as tape:
             tape.watch(inputs)
-            outputs[fused] = layer(inputs, mask=mask, training=True)
-            loss = tf.reduce_sum(outputs[fused] * target)
-        gradients[fused] = tape.gradient(loss, [inputs] + [v.value for v in layer.trainable_variables])
-    np.testing.assert_allclose(np.asarray(outputs[loop]), np.asarray(outputs[False]), atol=TOLERANCE, rtol=0)
-    for ours, theirs in zip(gradients[loop], gradients[False]):
+            outputs[chosen] = layer(inputs, mask=mask, training=True, loop=chosen)
+            loss = tf.reduce_sum(outputs[chosen] * target)
+        gradients[chosen] = tape.gradient(loss, [inputs] + [v.value for v in layer.trainable_variables])
+    np.testing.assert_allclose(np.asarray(outputs[loop]), np.asarray(outputs["keras"]), atol=TOLERANCE, rtol=0)
+    for ours, theirs in zip(gradients[loop], gradients["keras"]):
         np.testing.assert_allclose(np.asarray(tf.convert_to_tensor(ours)), np.asarray(theirs), atol=1e-4, rtol=1e-4)
 
 
@@ -79,65 +78,116 @@ def test_packed_training_in_a_graph_with_open_shapes_and_all_empty_rows():
     x, mask = make_inputs()
     step = tf.function(lambda x, m: layer(x, mask=m, training=True),
                        input_signature=[tf.TensorSpec([None, None, 6]), tf.TensorSpec([None, None], tf.bool)])
-    assert layer.packs(training=True)                             # TensorFlow on a CPU: "auto" packs
-    reference = np.asarray(layer(x, mask=mask))                  # Keras's loops (inference)
+    assert layer.loop_for(training=True) == "packed"              # TensorFlow on a CPU: "auto" packs
+    reference = np.asarray(layer(x, mask=mask, loop="keras"))    # Keras's loops
     np.testing.assert_allclose(np.asarray(step(x, mask)), reference, atol=TOLERANCE, rtol=0)
     longer = np.concatenate([x, np.ones((5, 4, 6), "float32")], axis=1)
     longer_mask = np.concatenate([mask, np.zeros((5, 4), bool)], axis=1)
     np.testing.assert_allclose(np.asarray(step(longer, longer_mask))[:, :7], reference, atol=TOLERANCE, rtol=0)
     empty = np.asarray(step(x[:2, :3], np.zeros((2, 3), bool)))
     assert empty.shape == (2, 3, 8) and np.all(empty == 0)
-    layer.xla = True                                             # an XLA step has fixed shapes: the fused loop
-    assert not layer.packs(training=True) and layer.uses_fused_loop()
+    assert layer.loop_for(training=True, xla=True) == "fused"    # an XLA step has fixed shapes: the fused loop
 
 
 def test_packed_inference_equals_keras_in_any_row_order_and_length():
-    """Served inference on packed sequences (rows sorted inside, each direction only on live rows): Keras's
-    outputs for unsorted rows of every length, open shapes in a graph, and no mask at all."""
+    """Inference on packed sequences (what Keras's predict and evaluate, the dev pass and the SavedModel run
+    on a CPU under TensorFlow: rows sorted inside, each direction only on live rows) gives Keras's outputs
+    for unsorted rows of every length, open shapes in a graph, and no mask at all; so does the fused loop's
+    inference (XLA's)."""
     layer = make_layer()
     x, mask = make_inputs()
-    packed = tf.function(packed_inference(lambda x, m: layer(x, mask=m, training=False)),
+    assert layer.loop_for() == "packed" and layer.loop_for(xla=True) == "keras"
+    packed = tf.function(lambda x, m: layer(x, mask=m, training=False),
                          input_signature=[tf.TensorSpec([None, None, 6]), tf.TensorSpec([None, None], tf.bool)])
-    reference = np.asarray(layer(x, mask=mask))                  # Keras's loops
+    keras_loops = lambda x, m=None: np.asarray(layer(x, mask=m, loop="keras"))  # noqa: E731
+    reference = keras_loops(x, mask)
     ours = np.asarray(packed(x, mask))
     np.testing.assert_allclose(ours, reference, atol=TOLERANCE, rtol=0)
     assert np.all(ours[~mask] == 0)
-    np.testing.assert_allclose(np.asarray(packed(x[:1, :3], mask[:1, :3])), np.asarray(layer(x[:1, :3], mask=mask[:1, :3])),
+    np.testing.assert_allclose(np.asarray(packed(x[:1, :3], mask[:1, :3])), keras_loops(x[:1, :3], mask[:1, :3]),
                                atol=TOLERANCE, rtol=0)           # one pair, another length: the same graph
-    unmasked = tf.function(packed_inference(lambda x: layer(x, training=False)))
-    np.testing.assert_allclose(np.asarray(unmasked(x)), np.asarray(layer(x)), atol=TOLERANCE, rtol=0)
-    layer.fused = False                                          # Keras's loops asked for: no packing either
-    assert not layer.uses_packed_loop()
+    unmasked = tf.function(lambda x: layer(x, training=False))
+    np.testing.assert_allclose(np.asarray(unmasked(x)), keras_loops(x), atol=TOLERANCE, rtol=0)
+    np.testing.assert_allclose(np.asarray(layer(x, mask=mask, loop="fused")), reference, atol=TOLERANCE, rtol=0)
 
 
-def test_inference_packs_only_inside_packed_inference():
-    """Inference packs only where `packed_inference` wraps it (elsewhere Keras's loops, which XLA and the
-    TFLite converter can trace); a training step packs under "auto" and keeps the fused loop when asked."""
+def test_a_pair_of_batches_runs_as_one_packed_batch():
+    """`call_pair` (ESIM's premises and hypotheses through one encoder): where the loop packs, one call on
+    both, padded to the longer; each side's outputs are what a call on it alone gives."""
     layer = make_layer()
     x, mask = make_inputs()
     seen = []
-    layer.packed_call = lambda *args, **kw: seen.append(kw.get("training")) or BidirectionalLSTM.packed_call(
-        layer, *args, **kw)
-    layer(x, mask=mask)
-    assert seen == []
-    packed_inference(lambda: layer(x, mask=mask))()
-    assert seen == [False]
-    layer(x, mask=mask, training=True)
-    assert seen == [False, True]
-    layer.fused = True
-    layer(x, mask=mask, training=True)
-    packed_inference(lambda: layer(x, mask=mask))()
-    assert seen == [False, True, False]
+    layer.packed_call = lambda *args, **kw: seen.append(len(args[0])) or BidirectionalLSTM.packed_call(layer, *args, **kw)
+    first, second = layer.call_pair(x, x[:3, :4], mask, mask[:3, :4])
+    assert seen == [8]                                           # 5 + 3 rows, one loop
+    np.testing.assert_allclose(np.asarray(first), np.asarray(layer(x, mask=mask, loop="keras")), atol=TOLERANCE)
+    np.testing.assert_allclose(np.asarray(second), np.asarray(layer(x[:3, :4], mask=mask[:3, :4], loop="keras")),
+                               atol=TOLERANCE)
+    assert first.shape == (5, 7, 8) and second.shape == (3, 4, 8)
+    layer.call_pair(x, x[:3, :4], mask, mask[:3, :4], loop="keras")
+    assert seen == [8]                                           # Keras's loops: two calls, no packing
 
 
-def test_auto_fuses_on_a_cpu_and_config_round_trips():
+# (requested, backend, device, training, xla) -> loop: every row of zoo.layers.loop_choice's table
+LOOP_TABLE = [
+    (("keras", "tensorflow", "cpu", True, False), "keras"),
+    (("fused", "torch", "cpu", True, False), "keras"),
+    (("auto", "numpy", "cpu", False, False), "keras"),
+    (("auto", "tensorflow", "gpu", True, False), "keras"),
+    (("auto", "jax", "gpu", True, True), "keras"),
+    (("auto", "tensorflow", "cpu", True, False), "packed"),
+    (("auto", "tensorflow", "cpu", False, False), "packed"),
+    (("auto", "tensorflow", "cpu", True, True), "fused"),
+    (("auto", "jax", "cpu", True, True), "fused"),
+    (("auto", "jax", "cpu", True, False), "fused"),
+    (("auto", "tensorflow", "cpu", False, True), "keras"),
+    (("auto", "jax", "cpu", False, True), "keras"),
+    (("packed", "tensorflow", "gpu", False, False), "packed"),
+    (("packed", "tensorflow", "cpu", True, True), "fused"),
+    (("packed", "jax", "cpu", False, False), "fused"),
+    (("fused", "tensorflow", "cpu", False, False), "fused"),
+    (("fused", "jax", "gpu", True, True), "fused"),
+]
+
+
+@pytest.mark.parametrize("arguments, loop", LOOP_TABLE)
+def test_the_loop_is_chosen_by_one_table(arguments, loop):
+    assert choose_loop(*arguments) == loop
+
+
+def test_the_loop_choice_refuses_an_unknown_request_and_models_pass_theirs():
+    with pytest.raises(ValueError, match="must be one of auto, packed, fused, keras"):
+        choose_loop("yes", "tensorflow", "cpu", True, False)
+    from tests.support import models as tc
+
+    model = tc.make_model("esim")
+    with pytest.raises(ValueError, match="lstm_loop must be one of"):
+        model.lstm_loop = "yes"
+    seen = []
+    layer = model.input_encoder
+    layer.packed_call = lambda *args, **kw: seen.append("packed") or BidirectionalLSTM.packed_call(layer, *args, **kw)
+    batch = tc.random_pairs(batch=2)
+    model.explain(batch)                                         # inference on a CPU: packed (one call, both sides)
+    model.lstm_loop = "keras"
+    model.explain(batch)
+    reference = np.asarray(model(batch))                        # Keras's loops
+    model.lstm_loop = "auto"
+    model.explain(batch, xla=True)                               # fixed shapes: Keras's loops
+    assert seen == ["packed"]
+    predicted = model.predict(batch, verbose=0)                  # Keras's own inference packs too
+    assert seen == ["packed", "packed"]
+    np.testing.assert_allclose(predicted, reference, atol=TOLERANCE, rtol=0)
+
+
+def test_config_round_trips_and_old_configs_load():
     layer = BidirectionalLSTM(3, name="encoder")
-    assert layer.uses_fused_loop()                                # this machine has no GPU
     assert [layer.forward_layer.name, layer.backward_layer.name] == ["forward_encoder", "backward_encoder"]
-    copy = BidirectionalLSTM.from_config(BidirectionalLSTM(3, name="encoder", fused=False).get_config())
-    assert copy.units == 3 and copy.fused is False and copy.backward_layer.go_backwards
-    with pytest.raises(ValueError, match="fused must be"):
-        BidirectionalLSTM(3, name="x", fused="yes")
+    copy = BidirectionalLSTM.from_config(BidirectionalLSTM(3, name="encoder", loop="keras").get_config())
+    assert copy.units == 3 and copy.loop == "keras" and copy.backward_layer.go_backwards
+    old = {k: v for k, v in BidirectionalLSTM(3, name="encoder").get_config().items() if k != "loop"}
+    assert BidirectionalLSTM.from_config({**old, "fused": True}).loop == "fused"   # saved before `loop`
+    with pytest.raises(ValueError, match="loop must be"):
+        BidirectionalLSTM(3, name="x", loop="yes")
 
 
 def test_weights_load_from_a_keras_bidirectional_checkpoint(tmp_path):
@@ -191,9 +241,9 @@ def test_fused_loop_and_its_gradient_under_jax():
     assert json.loads(lines[-1].split(" ", 1)[1]) <= TOLERANCE
 
 
-@pytest.mark.parametrize("name, loop", [("esim", "auto"), ("esim", True), ("paria_bilstm", "auto")])
+@pytest.mark.parametrize("name, loop", [("esim", "auto"), ("esim", "fused"), ("paria_bilstm", "auto")])
 def test_a_training_step_of_a_model_is_the_same_on_either_loop(name, loop):
     """Whole models: one SGD step with the zoo's loops ("auto": packed under TensorFlow, fused under JAX;
-    True: fused) and one with Keras's move every weight alike (dropout off, so that both steps see the same
-    function)."""
+    "fused") and one with Keras's move every weight alike (dropout off, so that both steps see the same
+    function); the model's `lstm_loop` is the switch a user has."""
     same_step_on_either_loop(name, loop)

@@ -41,8 +41,9 @@ def trained(tmp_path_factory):
     """One in-process tiny run of 2 epochs with a halving learning rate."""
     run_dir = tmp_path_factory.mktemp("runs") / "wbw"
     decay = json.dumps({"type": "exponential", "rate": 0.5, "every_epochs": 1})
-    # --log-every 3 does not divide the steps of an epoch: epoch summaries must still be written
-    return train_script.main(tiny_args(run_dir, "--epochs", "2", "--log-every", "3",
+    # --log-every 3 does not divide the steps of an epoch: epoch summaries must still be written;
+    # --images-every 1: the images of both epochs (the default draws every 5th epoch and the last)
+    return train_script.main(tiny_args(run_dir, "--epochs", "2", "--log-every", "3", "--images-every", "1",
                                        "--set", f"lr_decay={decay}"))
 
 

@@ -7,13 +7,14 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from tests.support import models as tc
 from zoo.training.callbacks import AttentionImages
+from zoo.training.callbacks.images import EveryNthEpoch
 
 
 def image_tags(model, tmp_path):
     batch = tc.random_pairs(batch=2)
     tokens = lambda ids: [[f"w{t}" for t in row if t] for row in ids]  # noqa: E731
     callback = AttentionImages(str(tmp_path), batch, tokens(batch["premise"]), tokens(batch["hypothesis"]),
-                               ["neutral", "entailment"])
+                               ["neutral", "entailment"], every=1)
     callback.set_model(model)
     callback.on_epoch_end(0)
     events = EventAccumulator(str(tmp_path / "images"), size_guidance={"tensors": 0})
@@ -44,3 +45,20 @@ def test_unmatchedness_column_is_drawn(monkeypatch, tmp_path):
     u = weights[:, -1]
     premise_length = len(columns) - 1
     assert np.all(u >= 1.0 / premise_length - 1e-6) and np.all(u <= 1.0 + 1e-6)
+
+
+@pytest.mark.parametrize("every, epochs, drawn", [(3, 7, [2, 5, 6]), (3, 6, [2, 5]), (1, 2, [0, 1]), (5, 2, [1]),
+                                                  (0, 4, [])])
+def test_images_are_drawn_every_nth_epoch_and_after_the_last(every, epochs, drawn):
+    """`--images-every N`: after epochs N, 2N, ... (1-based) and once more at the end for a last epoch not
+    drawn yet, so that a run always ends with the images of its final weights; 0 draws none."""
+    class Recorder(EveryNthEpoch):
+        def draw(self, epoch):
+            seen.append(epoch)
+
+    seen = []
+    callback = Recorder(every)
+    for epoch in range(epochs):
+        callback.on_epoch_end(epoch)
+    callback.on_train_end()
+    assert seen == drawn

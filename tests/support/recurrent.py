@@ -31,29 +31,24 @@ def make_layer(units=4, dim=6):
 
 def both_paths(layer, x, mask):
     """The fused loop's and Keras's outputs of a training step (the layers have no dropout)."""
-    layer.fused = True
-    fused = np.asarray(layer(x, mask=mask, training=True))
-    layer.fused = False
-    reference = np.asarray(layer(x, mask=mask, training=True))
-    layer.fused = "auto"
+    fused = np.asarray(layer(x, mask=mask, training=True, loop="fused"))
+    reference = np.asarray(layer(x, mask=mask, training=True, loop="keras"))
     return fused, reference
 
 
 def same_step_on_either_loop(name, loop):
     """Asserts that one SGD step of model `name` with the zoo's loops (`loop` "auto": packed under TensorFlow,
-    fused under JAX; True: fused) and one with Keras's move every weight alike (dropout off, so that both steps
-    see the same function)."""
+    fused under JAX; "fused") and one with Keras's move every weight alike (dropout off, so that both steps
+    see the same function); the loop is asked as a user asks it, through the model's `lstm_loop`."""
     batch, labels = tc.random_pairs(batch=4), np.arange(4) % 3
     weights = {}
-    for fused in (loop, False):
+    for chosen in (loop, "keras"):
         model = tc.make_model(name, dropout=0.0) if name == "esim" else tc.make_model(name)
-        layers = [layer for layer in iter_layers(model) if isinstance(layer, BidirectionalLSTM)]
-        assert layers
-        for layer in layers:
-            layer.fused = fused
+        assert any(isinstance(layer, BidirectionalLSTM) for layer in iter_layers(model))
+        model.lstm_loop = chosen
         model.compile(optimizer=keras.optimizers.SGD(0.5),
                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         model.train_on_batch(batch, labels)
-        weights[fused] = [np.asarray(v) for v in model.trainable_variables]
-    for ours, theirs in zip(weights[loop], weights[False]):
+        weights[chosen] = [np.asarray(v) for v in model.trainable_variables]
+    for ours, theirs in zip(weights[loop], weights["keras"]):
         np.testing.assert_allclose(ours, theirs, atol=1e-4, rtol=1e-4)

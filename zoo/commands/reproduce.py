@@ -19,11 +19,11 @@ import sys
 import warnings
 
 from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_WRITE, PATH_TO_READ, SEED, CommandParser, fail
-from zoo.quiet import import_tensorflow
 from zoo.comparison import statistics
 from zoo.comparison.spec import TRAIN_OPTIONS, SpecError
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
+from zoo.quiet import import_tensorflow
 from zoo.reproduction.estimate import DEFAULT_STEPS
 from zoo.reproduction.tables import load_paper, paper_keys
 

@@ -19,8 +19,8 @@ import warnings
 
 from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_WRITE, PATH_TO_READ, CommandParser
 from zoo.comparison.spec import SEARCHES, TRAIN_OPTIONS, SpecError, SweepSpec, entries_from_flags
-from zoo.quiet import import_tensorflow
 from zoo.errors import UserError
+from zoo.quiet import import_tensorflow
 
 
 def build_parser(prog="nli-zoo sweep"):

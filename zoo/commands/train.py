@@ -9,8 +9,8 @@ import warnings
 from zoo.commands.options import add_corpus_options
 from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, PATH_TO_READ,
                                   SECONDS, SEED, CommandParser)
-from zoo.quiet import import_tensorflow
 from zoo.errors import TrainError, TrainInterrupted
+from zoo.quiet import import_tensorflow
 from zoo.runs.evaluation import chance_note
 from zoo.training import compile_cache
 from zoo.training.config import MIXED_PRECISION, STRATEGIES, RunConfig
@@ -86,7 +86,10 @@ def build_parser(prog="train.py"):
                         help="write batch-level TensorBoard scalars every N steps (0 = per epoch only; default: "
                              "about 20 points per epoch)")
     parser.add_argument("--attention-examples", type=COUNT_OR_ZERO, default=3,
-                        help="number of fixed dev pairs whose attention is drawn each epoch (0 = none)")
+                        help="number of fixed dev pairs whose attention is drawn (0 = none)")
+    parser.add_argument("--images-every", type=COUNT_OR_ZERO, default=argparse.SUPPRESS, metavar="N",
+                        help="draw the attention and confusion images after every Nth epoch and after the last "
+                             "(0: never; default 5)")
     parser.add_argument("--attention-scale", choices=("relative", "absolute"), default="relative",
                         help="colours of the attention images: relative (default: each map over its own range, "
                              "with a colour bar) or absolute (the papers' grey scale, white 0 to black 1)")

@@ -50,7 +50,6 @@ from zoo.data.vocab import PAD_ID, UNK_ID
 from zoo.export import serving_files as files
 from zoo.export.exporting import ExportError, exporting
 from zoo.export.serving_graph import INPUT_NAMES, ServingModel, length_boundaries
-from zoo.layers.recurrent import packed_inference
 from zoo.layers.tree_lstm import complete_tree
 from zoo.quiet import quieted
 from zoo.runs.datasets import length_grid
@@ -242,8 +241,8 @@ def build_archive(run, xla_max_batch=0, chunk_size=0):
     names = input_names(model)
     spec = [tf.TensorSpec([None], tf.string, name=name) for name in names]
     # traced once for [B, Lp], [B, Lh] ids, called by both signatures; bi-LSTMs on packed sequences on a CPU
-    # (no work on padding: zoo.layers.recurrent.packed_inference); the XLA path traces the model apart
-    model_explain = tf.function(packed_inference(model.explain))
+    # (no work on padding: zoo.layers.loop_choice); the XLA path traces the model apart
+    model_explain = tf.function(model.explain)
 
     def explain_outputs(texts):
         texts = checked_request(texts)

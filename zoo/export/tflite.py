@@ -132,7 +132,7 @@ def convert(run, batch_size=1, quantize="none", maps=True):
     names = ["probabilities"] + (map_outputs(run) if maps else [])
 
     def serve(*inputs):
-        outputs = model.explain(dict(zip(shapes, inputs)))
+        outputs = model.explain(dict(zip(shapes, inputs)), xla=True)  # fixed shapes: no packed loop
         return {name: tf.cast(outputs[name], tf.float32) for name in names if name in outputs}
 
     output_shapes = {name: list(value.shape) for name, value in

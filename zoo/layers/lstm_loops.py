@@ -1,6 +1,7 @@
 """The LSTM loops behind `zoo.layers.recurrent.BidirectionalLSTM`, each with its own gradient where it trains.
 
-- `lstm_loop`: every row at every step (padding included), both directions stacked; TensorFlow and JAX.
+- `lstm_loop` / `lstm_states`: every row at every step (padding included), both directions stacked; training /
+  inference; TensorFlow and JAX.
 - `packed_lstm` / `packed_lstm_loop`: packed sequences (rows sorted longest first, the real tokens of all
   steps in one time-major array), each step multiplying only the rows still inside their sentence, as
   PyTorch's packed LSTMs do; inference / training. Their row counts change from step to step, so they
@@ -92,6 +93,25 @@ def lstm_loop(steps, recurrent):
         return dz, d_recurrent                                                               # [L, D*B, 4h], [D, h, 4h]
 
     return states, gradient
+
+
+def lstm_states(steps, recurrent):
+    """`lstm_loop`'s states without its gradient's bookkeeping (inference): `[L, D*B, 4h]`, `[D, h, 4h]` ->
+    `[L, D*B, h]`."""
+    directions, h = ops.shape(recurrent)[0], ops.shape(recurrent)[1]
+    rows = ops.shape(steps)[1]
+    batch = rows // directions
+
+    def step(carry, z_x):
+        h_prev, c_prev = carry
+        product = ops.reshape(ops.matmul(ops.reshape(h_prev, (directions, batch, h)), recurrent), (rows, 4 * h))
+        i, f, g, o = _gates(ops.add(z_x, product))
+        c = ops.add(ops.multiply(f, c_prev), ops.multiply(i, g))
+        h_t = ops.multiply(o, ops.tanh(c))
+        return (h_t, c), (h_t, c)  # Keras's TF scan: outputs shaped as the carry
+
+    zeros = ops.zeros((rows, h), steps.dtype)
+    return ops.scan(step, (zeros, zeros), steps)[1][0]
 
 
 def packed_lstm(z, recurrent, live):

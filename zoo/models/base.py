@@ -6,7 +6,7 @@ from keras import ops
 
 from zoo.layers.embedding import WordEmbedding
 from zoo.layers.masking import padding_mask
-from zoo.layers.recurrent import follow_jit_compile
+from zoo.layers.loop_choice import check_request
 from zoo.layers.serializable import serializable
 
 
@@ -14,9 +14,11 @@ from zoo.layers.serializable import serializable
 class NLIModel(keras.Model):
     """Base class: premise and hypothesis token ids in, three-way logits out.
 
-    Subclasses implement `match(premise, hypothesis, premise_mask, hypothesis_mask, training)`, which
+    Subclasses implement `match(premise, hypothesis, premise_mask, hypothesis_mask, training, xla)`, which
     receives embedded word vectors and boolean masks (computed once here) and returns a dict with at
-    least `"logits"` and, where the model attends, `"attention"` `[B, Lh, Lp]`.
+    least `"logits"` and, where the model attends, `"attention"` `[B, Lh, Lp]`. `xla` says whether the
+    graph compiles with fixed shapes; models pass it, with `lstm_loop`, to their bi-LSTMs, which choose
+    their loop from them (`zoo.layers.loop_choice`).
 
     Args:
         vocabulary_size: number of token ids (0 is padding).
@@ -41,13 +43,23 @@ class NLIModel(keras.Model):
             self.embedding = WordEmbedding(vocabulary_size, embedding_dim, tunable_words=tunable_words,
                                            num_tunable=num_tunable, name="word_embedding")
 
-    # Weights --------------------------------------------------------------------------------------
-    def make_train_function(self, force=False):
-        """Keras's; a step compiled with XLA keeps the bi-LSTMs' fused loop (`follow_jit_compile`). Not in
-        `compile`: Keras does not call an overridden `compile` when it loads a model."""
-        follow_jit_compile(self)
-        return super().make_train_function(force=force)
+    # The bi-LSTMs' loop -----------------------------------------------------------------------------
+    @property
+    def lstm_loop(self):
+        """The loop asked of the model's bi-LSTMs: `"auto"` (default: `zoo.layers.loop_choice`'s table),
+        `"packed"`, `"fused"` or `"keras"`. Settable, as Keras's `jit_compile`; a training or prediction
+        function traced before keeps the loop it was traced with."""
+        return getattr(self, "_lstm_loop", "auto")
 
+    @lstm_loop.setter
+    def lstm_loop(self, value):
+        self._lstm_loop = check_request(value, "lstm_loop")
+
+    def compiles_with_xla(self):
+        """Whether Keras compiles this model's steps with XLA (`jit_compile`; always under JAX)."""
+        return bool(self.jit_compile)
+
+    # Weights --------------------------------------------------------------------------------------
     def build(self, input_shape=None):
         """Creates every weight from the constructor's sizes: no weight depends on the batch size or the
         sentence lengths, so `input_shape` (the shapes of the input dict, as Keras passes them) is not read
@@ -59,25 +71,29 @@ class NLIModel(keras.Model):
         self.built = True
 
     # Forward pass ---------------------------------------------------------------------------------
-    def forward(self, inputs, training=False):
+    def forward(self, inputs, training=False, xla=None):
+        """The outputs of `match` (logits float32) for id inputs; `xla`: whether the graph compiles with fixed
+        shapes (None: as Keras compiles this model's steps, `compiles_with_xla`)."""
+        xla = self.compiles_with_xla() if xla is None else bool(xla)
         premise_ids, hypothesis_ids = inputs["premise"], inputs["hypothesis"]
         premise_mask = padding_mask(premise_ids)        # [B, Lp]
         hypothesis_mask = padding_mask(hypothesis_ids)  # [B, Lh]
         outputs = self.match(
             self.embedding(premise_ids), self.embedding(hypothesis_ids),  # [B, Lp, E], [B, Lh, E]
-            premise_mask, hypothesis_mask, training=training)
+            premise_mask, hypothesis_mask, training=training, xla=xla)
         outputs["logits"] = ops.cast(outputs["logits"], "float32")
         return outputs
 
-    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
+    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False, xla=False):
         raise NotImplementedError
 
-    def call(self, inputs, training=False):
-        return self.forward(inputs, training=training)["logits"]
+    def call(self, inputs, training=False, xla=None):
+        return self.forward(inputs, training=training, xla=xla)["logits"]
 
-    def explain(self, inputs):
-        """Logits, probabilities and the model's attention maps for a batch (inference mode)."""
-        outputs = self.forward(inputs, training=False)
+    def explain(self, inputs, xla=None):
+        """Logits, probabilities and the model's attention maps for a batch (inference mode); `xla` as in
+        `forward` (the SavedModel's XLA path and the TFLite converter pass True)."""
+        outputs = self.forward(inputs, training=False, xla=xla)
         outputs["probabilities"] = ops.softmax(outputs["logits"], axis=-1)
         return outputs
 

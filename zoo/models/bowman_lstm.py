@@ -69,7 +69,7 @@ class BowmanLSTM(NLIModel):
         outputs = self.encoder(x, mask=recurrent_mask(mask), training=training)                # [B, L, k]
         return ops.where(ops.any(mask, axis=1, keepdims=True), last_real(outputs, mask), 0.0)
 
-    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
+    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False, xla=False):
         pair = ops.concatenate([self.encode(premise, premise_mask, training),
                                 self.encode(hypothesis, hypothesis_mask, training)], axis=-1)  # [B, 2k]
         return {"logits": self.classify(pair, training)}

@@ -109,26 +109,28 @@ class ESIM(NLIModel):
         self.built = True
 
     # Forward pass ---------------------------------------------------------------------------------
-    def compose(self, m, mask, training=False):
-        """[ave; max] of the composition BiLSTM over F(m) `[B, L, 8h]` -> `[B, 4h]` (§3.3, Eq. 18-19)."""
+    def compose(self, m_a, m_b, mask_a, mask_b, training=False, xla=False):
+        """[ave; max] of the composition BiLSTM over F(m) `[B, L, 8h]` of both sides -> `[B, 8h]` (§3.3,
+        Eq. 18-20)."""
         def projected(x):                                                            # F(m) [.., h]
             return self.projection_dropout(self.projection(x), training=training)
 
         # F is position-wise: where the composition packs its sequences, it runs on the real tokens only
-        v = self.composition(m, mask=recurrent_mask(mask), training=training, transform=projected)  # [B, L, 2h]
-        return mean_max_pool(v, mask)                                                # (18)/(19)
+        v_a, v_b = self.composition.call_pair(m_a, m_b, recurrent_mask(mask_a), recurrent_mask(mask_b),
+                                              training=training, xla=xla, loop=self.lstm_loop,
+                                              transform=projected)                   # [B, L, 2h] each
+        return ops.concatenate([mean_max_pool(v_a, mask_a), mean_max_pool(v_b, mask_b)], axis=-1)  # (18)-(20)
 
-    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
-        a_bar = self.input_encoder(self.input_dropout(premise, training=training), mask=recurrent_mask(premise_mask),
-                                   training=training)                               # (1) [B, Lp, 2h]
-        b_bar = self.input_encoder(self.input_dropout(hypothesis, training=training), mask=recurrent_mask(hypothesis_mask),
-                                   training=training)                               # (2) [B, Lh, 2h]
+    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False, xla=False):
+        a_bar, b_bar = self.input_encoder.call_pair(
+            self.input_dropout(premise, training=training), self.input_dropout(hypothesis, training=training),
+            recurrent_mask(premise_mask), recurrent_mask(hypothesis_mask), training=training, xla=xla,
+            loop=self.lstm_loop)                                                     # (1)-(2) [B, Lp | Lh, 2h]
         a_tilde, b_tilde, weights_a, weights_b = soft_align(
             self.scores(a_bar, b_bar), a_bar, b_bar, premise_mask, hypothesis_mask)  # (11)-(13)
         m_a, extra_a = self.enhanced(a_bar, a_tilde, weights_a, premise_mask, hypothesis_mask)    # (14)
         m_b, extra_b = self.enhanced(b_bar, b_tilde, weights_b, hypothesis_mask, premise_mask)    # (15)
-        v = ops.concatenate([self.compose(m_a, premise_mask, training),
-                             self.compose(m_b, hypothesis_mask, training)], axis=-1)  # (20) [B, 8h]
+        v = self.compose(m_a, m_b, premise_mask, hypothesis_mask, training, xla)     # (20) [B, 8h]
         v = self.pooled_dropout(v, training=training)
         for layer, dropout in zip(self.mlp, self.mlp_dropout):
             v = dropout(layer(v), training=training)                                # [B, h]

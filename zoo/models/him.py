@@ -111,9 +111,10 @@ class HIM(NLIModel):
         model.tree.set_weights(tree.get_weights())
         return model
 
-    def forward(self, inputs, training=False):
-        esim = self.esim.forward(inputs, training=training)
-        tree = self.tree.forward(inputs, training=training)
+    def forward(self, inputs, training=False, xla=None):
+        xla = self.compiles_with_xla() if xla is None else bool(xla)
+        esim = self.esim.forward(inputs, training=training, xla=xla)
+        tree = self.tree.forward(inputs, training=training, xla=xla)
         esim_p = ops.softmax(ops.cast(esim["logits"], "float32"), axis=-1)
         tree_p = ops.softmax(ops.cast(tree["logits"], "float32"), axis=-1)
         probabilities = (esim_p + tree_p) / 2.0
@@ -137,8 +138,17 @@ class HIM(NLIModel):
                 member.build(input_shape)
         self.built = True
 
-    def call(self, inputs, training=False):
-        outputs = self.forward(inputs, training=training)
+    @property
+    def lstm_loop(self):
+        """The loop asked of the ESIM member's bi-LSTMs (`NLIModel.lstm_loop`)."""
+        return self.esim.lstm_loop
+
+    @lstm_loop.setter
+    def lstm_loop(self, value):
+        self.esim.lstm_loop = value
+
+    def call(self, inputs, training=False, xla=None):
+        outputs = self.forward(inputs, training=training, xla=xla)
         if training:  # read by compute_loss within the same training step (same trace)
             self._member_logits = (outputs["esim_logits"], outputs["tree_logits"])
         return outputs["logits"]

@@ -33,5 +33,5 @@ class HypothesisOnly(BowmanLSTM):
 
     sentences_read = 1  # the hypothesis vector only
 
-    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
+    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False, xla=False):
         return {"logits": self.classify(self.encode(hypothesis, hypothesis_mask, training), training)}

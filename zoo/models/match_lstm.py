@@ -135,15 +135,19 @@ class MatchLSTM(NLIModel):
         self.classifier.build((None, d))                                             # h^m_N
         self.built = True
 
-    def encode(self, words, mask, encoder, training=False):
+    def encode(self, words, mask, encoder, training=False, xla=False):
         """h `[B, L, d]` (`[B, L, 2d]` with a bi-LSTM; the word vectors with `encoder="none"`)."""
         x = self.input_dropout(words, training=training)
-        return x if encoder is None else encoder(x, mask=recurrent_mask(mask), training=training)
+        if encoder is None:
+            return x
+        if self.encoder == "bilstm":  # told the graph's shapes and the loop asked for (zoo.layers.loop_choice)
+            return encoder(x, mask=recurrent_mask(mask), training=training, xla=xla, loop=self.lstm_loop)
+        return encoder(x, mask=recurrent_mask(mask), training=training)
 
-    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
+    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False, xla=False):
         d = self.hidden_size
-        h_s = self.encode(premise, premise_mask, self.premise_encoder, training)            # [B, Lp, ds]
-        h_t = self.encode(hypothesis, hypothesis_mask, self.hypothesis_encoder, training)   # [B, Lh, ds]
+        h_s = self.encode(premise, premise_mask, self.premise_encoder, training, xla)       # [B, Lp, ds]
+        h_t = self.encode(hypothesis, hypothesis_mask, self.hypothesis_encoder, training, xla)  # [B, Lh, ds]
         # NULL: h^s_0 = 0, so its projections (no bias) are 0 too (§2.3).
         memory_projection = self.premise_projection(h_s)                                  # W^s h^s [B, Lp, d]
         memory_gates = self.attended_gate_projection(h_s)                                 # W^m_a h^s [B, Lp, 4d]

@@ -181,11 +181,12 @@ class Paria(NLIModel):
         self.classifier.build((None, self.operator_size))
         self.built = True
 
-    def encode(self, words, mask, training=False):
+    def encode(self, words, mask, training=False, xla=False):
         """S_e `[B, M, D]` and its mask `[B, M]` (Eq. 2); D = `element_size`."""
         s = self.word_layer(words)                                                   # σ(W^T w) [B, L, D]
         if self.encoder == "bilstm":
-            v = self.sentence_encoder(s, mask=recurrent_mask(mask), training=training)               # [B, L, D = 2H]
+            v = self.sentence_encoder(s, mask=recurrent_mask(mask), training=training, xla=xla,
+                                      loop=self.lstm_loop)                           # [B, L, D = 2H]
             elements = ops.reshape(ops.stack([s, v], axis=2),
                                    (ops.shape(s)[0], -1, self.element_size))         # (s_1, v_1, ...) [B, 2L, D]
             element_mask = ops.reshape(ops.stack([mask, mask], axis=2), (ops.shape(mask)[0], -1))
@@ -195,9 +196,9 @@ class Paria(NLIModel):
         nodes = interleave(s, ops.zeros_like(s[:, 1:]))                              # no input at internal nodes
         return self.sentence_encoder(nodes, tree, levels=levels), node_mask(tree)   # [B, 2L - 1, D = H]
 
-    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
-        p_e, p_mask = self.encode(premise, premise_mask, training)                   # [B, Mp, D]
-        h_e, h_mask = self.encode(hypothesis, hypothesis_mask, training)             # [B, Mh, D]
+    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False, xla=False):
+        p_e, p_mask = self.encode(premise, premise_mask, training, xla)              # [B, Mp, D]
+        h_e, h_mask = self.encode(hypothesis, hypothesis_mask, training, xla)        # [B, Mh, D]
         scores = ops.einsum("bqd,bpd->bqp", h_e, p_e)                               # H_e^q · P_e^p [B, Mh, Mp]
         pair_mask = ops.logical_and(h_mask[:, :, None], p_mask[:, None, :])
         if self.attention == "softmax":

@@ -81,7 +81,7 @@ class RocktaschelAttention(RocktaschelConditional):
         h_star = ops.tanh(self.attended_projection(r) + self.last_projection(h_n))  # (10)
         return h_star, alpha[:, None, :]
 
-    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
+    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False, xla=False):
         h_star, attention = self.attend(premise, hypothesis, premise_mask, hypothesis_mask, training)
         outputs = {"attention": attention}                                           # [B, rows, Lp]
         if self.two_way:                                                             # §2.5

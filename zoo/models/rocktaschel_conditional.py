@@ -113,7 +113,7 @@ class RocktaschelConditional(NLIModel):
         return self.encoder(x_premise, x_hypothesis, x_delimiter, premise_mask, hypothesis_mask,
                             training=training)
 
-    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
+    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False, xla=False):
         encoded = self.read(premise, hypothesis, premise_mask, hypothesis_mask, training)
         h_n = self.output_dropout(encoded["last"], training=training)                # [B, k]
         return {"logits": self.classifier(h_n)}

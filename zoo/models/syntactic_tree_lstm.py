@@ -158,7 +158,7 @@ class SyntacticTreeLSTM(NLIModel):
             return ops.cast(given, "int32"), self.max_depth
         return complete_tree(mask, self.max_depth), min(num_levels(mask.shape[1], self.max_depth), self.max_depth)
 
-    def forward(self, inputs, training=False):
+    def forward(self, inputs, training=False, xla=None):
         premise_mask = padding_mask(inputs["premise"])                               # [B, Lp]
         hypothesis_mask = padding_mask(inputs["hypothesis"])                         # [B, Lh]
         premise_tree, premise_levels = self.tree_of(inputs, "premise", premise_mask)

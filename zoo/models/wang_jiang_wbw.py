@@ -81,7 +81,7 @@ class WangJiangWordByWord(NLIModel):
         self.classifier.build((None, d))                                             # h*
         self.built = True
 
-    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False):
+    def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False, xla=False):
         h_s = self.premise_lstm(self.input_dropout(premise, training=training), mask=recurrent_mask(premise_mask),
                                 training=training)                                  # [B, Lp, d]
         h_t = self.hypothesis_lstm(self.input_dropout(hypothesis, training=training), mask=recurrent_mask(hypothesis_mask),

@@ -29,7 +29,6 @@ import tensorflow as tf
 
 from zoo.constants import LABELS
 from zoo.data.pipeline import with_input_options
-from zoo.layers.recurrent import follow_jit_compile
 from zoo.layers.serializable import serializable
 from zoo.presets.preprocessor import is_raw
 from zoo.presets.saving import write_preset
@@ -78,7 +77,8 @@ class NLIClassifier(keras.Model):
 
     def call(self, inputs, training=False):
         """Logits `[B, 3]` of id inputs (`{"premise": ids, "hypothesis": ids, ...}`)."""
-        return self.backbone(inputs, training=training)
+        # the backbone's bi-LSTMs are told whether this task's steps compile with XLA (zoo.layers.loop_choice)
+        return self.backbone(inputs, training=training, xla=bool(self.jit_compile))
 
     def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
         """Keras' `compile`, with defaults for fine-tuning: `"auto"` gives the run's optimizer (built as
@@ -90,7 +90,6 @@ class NLIClassifier(keras.Model):
         if metrics == "auto":
             metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-        follow_jit_compile(self)  # an XLA step keeps the bi-LSTMs' fused loop
 
     def compile_from_config(self, config):
         """Compiles as saved in a `.keras` file (Keras calls it when loading one)."""

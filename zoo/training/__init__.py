@@ -14,8 +14,9 @@ from zoo.errors import TrainError
 from zoo.training.config import RunConfig
 
 
-def train(**options):
-    """Trains a model from Python with `train.py`'s settings as keyword arguments (see `RunConfig.create`).
+def train(callbacks=(), **options):
+    """Trains a model from Python with `train.py`'s settings as keyword arguments (see `RunConfig.create`);
+    `callbacks`: extra Keras callbacks, called after the run's own (`trainer.train`).
 
     Example:
     ```python
@@ -33,7 +34,7 @@ def train(**options):
     # settings, `zoo.training.config`) does not need.
     from zoo.training.trainer import train as run_training
 
-    return run_training(RunConfig.create(**options))
+    return run_training(RunConfig.create(**options), callbacks=callbacks)
 
 
 __all__ = ["TrainError", "train"]

@@ -15,13 +15,13 @@ keras/src/trainers/trainer.py) decides as follows:
 - On a CPU, and under JAX (always XLA; no cuDNN path), every loop is an XLA or while loop.
 
 `gpu_plan(model)` reports this for a model without needing a GPU; `use_xla_loops(model)` turns the LSTMs'
-cuDNN path off (and the CPU's packed bi-LSTM loop, whose shapes change from step to step) so that
-`jit_compile=True` compiles the whole step (train.py `--jit-compile true`).
+cuDNN path off so that `jit_compile=True` compiles the whole step (train.py `--jit-compile true`); the
+zoo's bi-LSTMs then leave their packed loop by themselves (the model tells them its `jit_compile`:
+`zoo.layers.loop_choice`).
 """
 
 import keras
 
-from zoo.layers.recurrent import BidirectionalLSTM
 from zoo.layers.traversal import iter_layers
 
 
@@ -72,6 +72,4 @@ def use_xla_loops(model):
             layer.use_cudnn = False
             layer.supports_jit = True
             switched.append(layer.name)
-        if isinstance(layer, BidirectionalLSTM):
-            layer.xla = True  # XLA's shapes are fixed: the fused loop, not the packed one, on a CPU
     return switched

@@ -121,10 +121,11 @@ def make_callbacks(config, run_dir, logdir, model_dev_pairs, dev_subset, trial_i
         history,
         cb.TensorBoard(logdir, log_every=config.log_every),
         cb.HParamsLogger(logdir, cb.flatten_hparams(config.settings.to_json(), extra_hparams), trial_id),
-        cb.ConfusionImages(logdir, dev_subset, list(LABELS)),
+        cb.ConfusionImages(logdir, dev_subset, list(LABELS), every=config.images_every),
     ]
     if model_dev_pairs is not None:
-        callbacks.append(cb.AttentionImages(logdir, *model_dev_pairs, scale=config.attention_scale))
+        callbacks.append(cb.AttentionImages(logdir, *model_dev_pairs, scale=config.attention_scale,
+                                            every=config.images_every))
     callbacks += [backup, cb.EpochMarker(config.pause_after_epoch)]
     return callbacks, history, backup, loss_guard
 
@@ -157,12 +158,15 @@ def write_test_summaries(logdir, results, step):
 
 
 # Main --------------------------------------------------------------------------------------------
-def train(config):
+def train(config, callbacks=()):
     """Trains (or resumes) the run `config` describes and evaluates its best weights on test.
 
     Args:
         config: the run's `RunConfig` (`RunConfig.from_options` of `train.py`'s command line, or
             `RunConfig.create(**options)`).
+        callbacks: extra Keras callbacks for `fit`, called after the run's own (so that an epoch's end
+            they see is complete: validation, checkpoints, backup, images), e.g. a timer
+            (`scripts/benchmark_training.py`) or a notifier. They must not change the run's state.
 
     Returns:
         `{"run_dir", "results", "model", "vocab", "tokenizer", "config"}`.
@@ -183,7 +187,7 @@ def train(config):
     inputs.check_available(config.embeddings, config.source)  # offline: one message, every offline option
     run_dir = worker_run_dir(config.run_dir)
     with run_directory(run_dir):
-        return train_in(run_dir, config, strategy, started)
+        return train_in(run_dir, config, strategy, started, list(callbacks))
 
 
 @contextlib.contextmanager
@@ -208,7 +212,7 @@ def run_directory(run_dir):
                     os.rmdir(run_dir)  # only when empty
 
 
-def train_in(run_dir, config, strategy, started):
+def train_in(run_dir, config, strategy, started, extra_callbacks=()):
     """`train` once the run directory is locked."""
     identity = config.identity()
     try:
@@ -252,7 +256,8 @@ def train_in(run_dir, config, strategy, started):
         model = build_model(config.model, config.settings, len(vocab), embeddings, strategy, jit_compile=config.jit)
         if init_run is not None and state == "new":
             copy_weights(init_run.model, model)
-        results = fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, embeddings.coverage, state)
+        results = fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, embeddings.coverage, state,
+                                   strategy, extra_callbacks)
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
     results["vocabulary"] = vocabulary_report
@@ -264,9 +269,12 @@ def train_in(run_dir, config, strategy, started):
             "record": record, "embeddings": embeddings}
 
 
-def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage, state):
-    """Fits with the run's callbacks (unless training already finished), reloads the best weights and
-    evaluates them on dev and test.
+def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage, state, strategy,
+                     extra_callbacks=()):
+    """Fits with the run's callbacks and `extra_callbacks` after them (unless training already finished),
+    reloads the best weights and evaluates them on dev and test. `strategy` is the one the model was built
+    under (`make_strategy`; under JAX, where a Keras model has no `distribute_strategy`, TensorFlow's
+    default strategy, which distributes nothing).
 
     Returns:
         the results dict (written to `results.json` by the caller).
@@ -294,13 +302,14 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     callbacks, history, backup, loss_guard = make_callbacks(config, run_dir, logdir, pairs, dev_subset,
                                                             os.path.normpath(config.run_dir), extra)
     callbacks.insert(1, randomness)
+    callbacks += list(extra_callbacks)
     if tf.config.list_logical_devices("GPU"):  # a GPU-only notice: where there is none it says nothing true
-        plan = gpu_plan(model, distributed=model.distribute_strategy.num_replicas_in_sync > 1)
+        plan = gpu_plan(model, distributed=strategy.num_replicas_in_sync > 1)
         print(f"[train] XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} "
               f"LSTM(s) on cuDNN, {len(plan['loops'])} other recurrent loop(s); {plan['why']}", flush=True)
     fit_started = time.time()
     backup.set_model(model)
-    with model.distribute_strategy.scope():  # the optimizer's variables, mirrored like the model's
+    with strategy.scope():  # the optimizer's variables, mirrored like the model's
         initial_epoch = backup.start(state, config.train.epochs)  # None: training is complete
     if initial_epoch is not None:
         fit_in_cluster(model, datasets, config, callbacks, initial_epoch, run_dir)

@@ -12,7 +12,7 @@
   (seed, epoch), so that a resumed run is the uninterrupted one.
 - `tensorboard`: always-recorded epoch summaries with batch scalars at a chosen rate, images to summaries,
   the HParams session (`HParamsLogger`, `write_hparams_metrics`).
-- `images`: `AttentionImages` and `ConfusionImages` after each epoch.
+- `images`: `AttentionImages` and `ConfusionImages` after every Nth epoch and the last (`EveryNthEpoch`).
 """
 
 from zoo.training.callbacks.checkpoints import Backup, BestCheckpoint, NonFiniteLossError, StopOnNonFiniteLoss

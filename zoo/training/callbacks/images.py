@@ -1,4 +1,5 @@
-"""Images drawn after each epoch: attention heatmaps of fixed dev pairs, the dev confusion matrix."""
+"""Images drawn after every Nth epoch and after the last: attention heatmaps of fixed dev pairs, the dev
+confusion matrix (`RunConfig.images_every`, `train.py --images-every`)."""
 
 import os
 
@@ -13,9 +14,36 @@ from zoo.runs.evaluation import confusion_matrix, predict_labels
 from zoo.training.callbacks.tensorboard import figure_to_image, write_confusion_image
 
 
-class AttentionImages(keras.callbacks.Callback):
-    """Draws the attention of a few fixed dev pairs after each epoch (skipped for models that do not
-    attend). Each image is cropped to the real tokens and labelled with them.
+class EveryNthEpoch(keras.callbacks.Callback):
+    """A callback that draws (`draw(epoch)`) after every `every`-th epoch (1-based: epochs N, 2N, ...) and
+    once more at the end of training for the last epoch when that one was not drawn, so that a run always
+    ends with the images of its final weights; `every` 0 draws nothing. On a small data set an epoch is
+    short and the images (a prediction pass, matplotlib, PNG encoding) can take a fifth of it; on SNLI they
+    are a rounding error, at any N. The run's default N is `RunConfig.images_every`'s."""
+
+    def __init__(self, every):
+        super().__init__()
+        self.every = int(every)
+        self.last_epoch = self.drawn = None
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.last_epoch = epoch
+        if self.every and (epoch + 1) % self.every == 0:
+            self.drawn = epoch
+            self.draw(epoch)
+
+    def on_train_end(self, logs=None):
+        if self.every and self.last_epoch is not None and self.drawn != self.last_epoch:
+            self.drawn = self.last_epoch
+            self.draw(self.last_epoch)
+
+    def draw(self, epoch):
+        raise NotImplementedError
+
+
+class AttentionImages(EveryNthEpoch):
+    """Draws the attention of a few fixed dev pairs after every `every`-th epoch and the last
+    (`EveryNthEpoch`; skipped for models that do not attend). Each image is cropped to the real tokens and labelled with them.
 
     Models with more to show get more: Luo et al.'s models draw the unmatchedness u_b of each hypothesis
     word as an extra column "u" beside the attention (their Figure 1), and the match-LSTMs draw their
@@ -31,12 +59,14 @@ class AttentionImages(keras.callbacks.Callback):
         labels: gold label names of the pairs (shown in the image's title).
         scale: the colour scale of the maps: "relative" (each map's own range, with a colour bar) or
             "absolute" (the papers' 0-1 grey scale); see `zoo.plotting.plot_attention`.
+        every: draw after every `every`-th epoch and the last (`EveryNthEpoch`).
     """
 
     GATES = ("input_gate", "forget_gate", "output_gate")
 
-    def __init__(self, logdir, inputs, premise_tokens, hypothesis_tokens, labels=None, scale="relative"):
-        super().__init__()
+    def __init__(self, logdir, inputs, premise_tokens, hypothesis_tokens, labels=None, scale="relative",
+                 *, every):
+        super().__init__(every)
         if scale not in ATTENTION_SCALES:
             raise ValueError(f"attention scale must be one of {', '.join(ATTENTION_SCALES)}, got {scale!r}")
         self.scale = scale
@@ -48,7 +78,7 @@ class AttentionImages(keras.callbacks.Callback):
         self.writer = None
         self.enabled = True
 
-    def on_epoch_end(self, epoch, logs=None):
+    def draw(self, epoch):
         if not self.enabled:
             return
         outputs = self.model.explain(self.inputs)
@@ -113,24 +143,25 @@ def _fit_tokens(tokens, length):
     return tokens + ["?"] * (length - len(tokens))
 
 
-class ConfusionImages(keras.callbacks.Callback):
-    """Draws the dev confusion matrix after each epoch (tag `confusion_matrix/dev`, `images` run, step N after
-    epoch N).
+class ConfusionImages(EveryNthEpoch):
+    """Draws the dev confusion matrix after every `every`-th epoch and the last (tag `confusion_matrix/dev`,
+    `images` run, step N after epoch N).
 
     Args:
         logdir: TensorBoard directory.
         dataset: a dev dataset of `(features, labels, weights)` (a capped subset keeps this cheap).
         labels: class names.
+        every: as `EveryNthEpoch`.
     """
 
-    def __init__(self, logdir, dataset, labels):
-        super().__init__()
+    def __init__(self, logdir, dataset, labels, *, every):
+        super().__init__(every)
         self.logdir = logdir
         self.dataset = dataset
         self.labels = labels
         self.writer = None
 
-    def on_epoch_end(self, epoch, logs=None):
+    def draw(self, epoch):
         if self.writer is None:
             self.writer = tf.summary.create_file_writer(os.path.join(self.logdir, "images"))
         gold, predicted = predict_labels(self.model, self.dataset)

@@ -1,0 +1,77 @@
+"""Which loop a `zoo.layers.recurrent.BidirectionalLSTM` runs: decided here, by one pure function.
+
+`choose_loop(requested, backend, device, training, xla)` maps what the call knows to one of the loops of
+`zoo.layers.lstm_loops` or Keras's own:
+
+- `"packed"`: packed sequences (rows sorted by length, each step multiplying only the rows still inside
+  their sentence; no work on padding, as PyTorch's packed LSTMs). Its row counts change from step to
+  step, so it runs only where shapes may change inside a loop: TensorFlow without XLA.
+- `"fused"`: one loop over every position of both directions, the input products taken out of it, with a
+  hand-written gradient; fixed shapes, so it runs under XLA and JAX too.
+- `"keras"`: Keras's `Bidirectional(LSTM)` (cuDNN on a TensorFlow GPU, `lax.scan` under JAX).
+
+The table (`requested` is the user's choice: the model's `lstm_loop`, or the layer's `loop`):
+
+| requested | backend | device | training | xla | loop |
+|---|---|---|---|---|---|
+| `"keras"` | any | any | any | any | keras |
+| any other | neither tensorflow nor jax | any | any | any | keras |
+| `"auto"` | tensorflow or jax | gpu (any non-CPU device) | any | any | keras (what the GPU figures were measured on) |
+| `"auto"` | tensorflow | cpu | any | False | packed |
+| `"auto"` | tensorflow | cpu | True | True | fused |
+| `"auto"` | jax | cpu | True | any | fused |
+| `"auto"` | tensorflow or jax | cpu | False | True (or jax) | keras |
+| `"packed"` | tensorflow | any | any | False | packed |
+| `"packed"` | tensorflow or jax | any | any | True (or jax) | fused |
+| `"fused"` | tensorflow or jax | any | any | any | fused |
+
+`xla` is True where the graph compiles with fixed shapes: a Keras step with `jit_compile=True`, the
+SavedModel's XLA path, the TFLite converter. JAX always compiles (its shapes are fixed too).
+"""
+
+LOOPS = ("packed", "fused", "keras")
+REQUESTS = ("auto",) + LOOPS
+BACKENDS_WITH_OWN_LOOPS = ("tensorflow", "jax")
+
+
+def check_request(requested, what="lstm_loop"):
+    """`requested` when it is one of `REQUESTS`, else a ValueError naming `what` and the choices."""
+    if requested not in REQUESTS:
+        raise ValueError(f"{what} must be one of {', '.join(REQUESTS)}, got {requested!r}")
+    return requested
+
+
+def choose_loop(requested, backend, device, training, xla):
+    """The loop a bi-LSTM call runs (the module's table).
+
+    Args:
+        requested: `"auto"`, `"packed"`, `"fused"` or `"keras"`.
+        backend: Keras's backend name (`keras.backend.backend()`).
+        device: `"cpu"` or another device kind (`"gpu"`, `"tpu"`).
+        training: whether the call is a training step.
+        xla: whether the graph compiles with fixed shapes (XLA, the TFLite converter).
+
+    Returns:
+        `"packed"`, `"fused"` or `"keras"`.
+    """
+    check_request(requested, "requested loop")
+    if requested == "keras" or backend not in BACKENDS_WITH_OWN_LOOPS:
+        return "keras"
+    fixed_shapes = bool(xla) or backend != "tensorflow"
+    if requested == "fused":
+        return "fused"
+    if requested == "packed":
+        return "fused" if fixed_shapes else "packed"
+    if device != "cpu":
+        return "keras"
+    if not fixed_shapes:
+        return "packed"
+    return "fused" if training else "keras"
+
+
+def device_kind():
+    """`"cpu"`, or the kind of the first device Keras sees (`"gpu"`, `"tpu"`)."""
+    import keras
+
+    devices = keras.distribution.list_devices()
+    return devices[0].split(":")[0].lower() if devices else "cpu"
