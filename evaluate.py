@@ -9,11 +9,9 @@ python evaluate.py --saved-model models/esim --dataset snli_sample
 The work is done by `zoo.commands.evaluate` and `zoo.runs.evaluation`.
 """
 
-import os
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-from zoo.commands.evaluate import build_parser, main  # noqa: E402,F401
+from zoo.commands.evaluate import build_parser, main  # noqa: F401
 
 if __name__ == "__main__":
-    main()
+    from zoo.commands import run
+
+    run("evaluate")

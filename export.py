@@ -10,11 +10,9 @@ python export.py --run-dir runs/bowman_lstm --format preset --out presets/bowman
 The work is done by `zoo.commands.export`; see docs/serving.md and docs/presets.md.
 """
 
-import os
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-from zoo.commands.export import build_parser, export, main  # noqa: E402,F401
+from zoo.commands.export import build_parser, export, main  # noqa: F401
 
 if __name__ == "__main__":
-    main()
+    from zoo.commands import run
+
+    run("export")

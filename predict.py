@@ -10,11 +10,9 @@ python predict.py --saved-model models/esim --input pairs.jsonl --output predict
 The work is done by `zoo.commands.predict`; see docs/serving.md.
 """
 
-import os
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-from zoo.commands.predict import build_parser, main  # noqa: E402,F401
+from zoo.commands.predict import build_parser, main  # noqa: F401
 
 if __name__ == "__main__":
-    main()
+    from zoo.commands import run
+
+    run("predict")

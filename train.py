@@ -12,11 +12,9 @@ docs/training.md for every option, the run directory, strategies, mixed precisio
 The work is done by `zoo.commands.train` and `zoo.training`, which Python code can call directly.
 """
 
-import os
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-from zoo.commands.train import main  # noqa: E402
+from zoo.commands.train import main  # noqa: F401 (for Python callers: train.main(argv))
 
 if __name__ == "__main__":
-    main()
+    from zoo.commands import run
+
+    run("train")

@@ -165,7 +165,7 @@ def main(argv=None):
     if chromium is None:
         parser.error("no Chromium found: apt-get install -y chromium")
 
-    from zoo.commands.startup import import_tensorflow
+    from zoo.quiet import import_tensorflow
 
     import_tensorflow()
     from zoo.demo.app import build_app, launch

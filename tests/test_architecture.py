@@ -11,13 +11,13 @@ ZOO = Path(__file__).resolve().parent.parent / "zoo"
 
 # From the ground up. A module may import the floors below its own, and its own package; the packages of
 # one floor do not import each other (training and export, for instance, both stand on runs), except the
-# registry and the model files, which register themselves in it (one unit).
-UNITS = [{"zoo.models", "zoo.registry"}]
+# registry, its catalog and the model files, which register themselves in it (one unit).
+UNITS = [{"zoo.models", "zoo.registry", "zoo.catalog"}]
 FLOORS = [
-    {"zoo.constants", "zoo.errors", "zoo.fileio"},
+    {"zoo.constants", "zoo.errors", "zoo.fileio", "zoo.quiet"},
     {"zoo.settings"},
     {"zoo.layers"},
-    {"zoo.models", "zoo.registry"},
+    {"zoo.models", "zoo.registry", "zoo.catalog"},
     {"zoo.data", "zoo.plotting"},
     {"zoo.runs"},
     {"zoo.export", "zoo.training", "zoo.presets"},

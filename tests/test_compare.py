@@ -184,3 +184,30 @@ def test_runs_scored_before_predictions_were_kept_get_no_interval_and_a_note(tmp
     assert comparison["groups"][0]["test_accuracy"]["interval"] is None
     assert comparison["groups"][0]["test_accuracy"]["mean"] == pytest.approx(results["test_accuracy"])
     assert "no per-item predictions" in comparison["notes"][0]
+
+
+def test_at_the_edges_no_zero_width_interval_holm_over_pairs_and_p_below_the_floor(tmp_path, capsys):
+    # one model predicts "entailment" for every pair (right on exactly the entailment third), one is right on
+    # 95% of the pairs, one on 50%: three pairs tested, one difference no resample brings to 0
+    root = tmp_path / "edges"
+    write_run(root / "hypothesis_only", "hypothesis_only", 0, GOLD == 0)
+    write_run(root / "esim", "esim", 0, correctness(1, 0.95))
+    write_run(root / "bowman_lstm", "bowman_lstm", 0, correctness(2, 0.5))
+    comparison = compare_command.main([str(root), "--resamples", "200", "--no-tensorboard"])
+    one_class = {g["label"]: g for g in comparison["groups"]}["hypothesis_only"]["per_class"]
+    for name, proportion in (("entailment", 1.0), ("neutral", 0.0)):
+        low, high = one_class[name]["interval"]
+        assert one_class[name]["interval_method"] == "wilson" and high - low > 0.05
+        k = int(proportion * 40)  # 40 pairs of each class, all right or all wrong
+        expected = stats.binomtest(k, 40).proportion_ci(confidence_level=0.95, method="wilson")
+        assert (low, high) == pytest.approx((expected.low, expected.high))
+    p_values = [pair["p_value"] for pair in comparison["pairs"]]
+    order = np.argsort(p_values)
+    expected_holm = np.maximum.accumulate([min(1.0, (3 - rank) * p_values[i]) for rank, i in enumerate(order)])
+    assert [comparison["pairs"][i]["p_value_holm"] for i in order] == pytest.approx(list(expected_holm))
+    floor = [pair for pair in comparison["pairs"] if pair["p_below_floor"]]
+    assert floor and floor[0]["p_value"] == pytest.approx(statistics.p_value_floor(200))
+    out = capsys.readouterr().out
+    assert "†" in out and "Wilson's score interval" in out and "[1.0000, 1.0000]" not in out
+    assert "< 0.00995" in out and "Holm-adjusted over the 3 pairs" in out
+    assert all(f"(Holm {'≤ ' if p['p_below_floor'] else ''}" in out for p in comparison["pairs"])

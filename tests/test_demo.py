@@ -6,6 +6,7 @@ Wang & Jiang's match-LSTM (NULL column). The runs are untrained (tests/support/r
 checks compare the page with the models' own predictions, not with gold labels.
 """
 
+import html
 import socket
 import sys
 
@@ -20,7 +21,7 @@ from gradio_client.exceptions import AppError  # noqa: E402
 from tests.support.exports import PAIRS  # noqa: E402
 from tests.support.runs import finished_run, make_run  # noqa: E402
 from zoo.commands import demo as demo_command  # noqa: E402
-from zoo.demo.app import MAX_WORDS, build_app, launch  # noqa: E402
+from zoo.demo.app import MAX_WORDS, build_app, launch, shipped_examples  # noqa: E402
 from zoo.demo.display import heatmaps  # noqa: E402
 from zoo.demo.models import open_model  # noqa: E402
 from zoo.presets.run_export import export_preset  # noqa: E402
@@ -115,6 +116,21 @@ def test_two_models_side_by_side_show_their_own_predictions_and_maps(pair_page, 
     assert wbw_trees == "" and esim_trees == ""
 
 
+def test_a_shipped_example_is_shown_whole_and_predicts_when_clicked(pair_page, runs):
+    shipped = shipped_examples()
+    outputs = pair_page.predict(2, api_name="/example")  # what a click on the third example card sends
+    premise, hypothesis = outputs[:2]
+    assert [premise, hypothesis] == shipped[2][:2] and len(premise) > 60  # Gradio's own table cuts at 60
+    check_label(outputs[2], load_run(runs["rocktaschel_wbw"]).predict([(premise, hypothesis)])[0])
+    components = pair_page.config["components"]
+    [cards] = [c["props"]["samples"] for c in components if c["type"] == "dataset"]
+    assert html.escape(premise) in cards[2][0] and html.escape(hypothesis) in cards[2][0]
+    # the preset's run scored 0.406 on 32 test pairs: shown beside its name, with a line saying it is near chance
+    texts = [str(c["props"].get("value")) for c in components if c["type"] == "markdown"]
+    [esim] = [t for t in texts if "test accuracy 0.406 on 32 pairs of snli_sample" in t]
+    assert "near chance" in esim and "SNLI" in esim
+
+
 def test_tree_model_reads_the_typed_parse_and_shows_its_tree(tree_page, runs):
     (tree_label, tree_maps, trees), (mlstm_label, mlstm_maps, mlstm_trees) = ask(
         tree_page, PREMISE, HYPOTHESIS, PREMISE_PARSE, "")
@@ -151,7 +167,7 @@ def test_without_gradio_one_line_says_how_to_install(monkeypatch, capsys, runs):
     with pytest.raises(SystemExit) as exited:
         demo_command.main([runs["rocktaschel_wbw"]])
     assert exited.value.code == 2
-    assert capsys.readouterr().err == 'nli-zoo demo: error: the demo needs Gradio: pip install "nli-zoo[demo]"\n'
+    assert capsys.readouterr().err == f'nli-zoo demo: error: {demo_command.INSTALL}\n'
 
 
 @pytest.mark.parametrize("arguments, message", [

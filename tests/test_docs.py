@@ -1,8 +1,12 @@
-"""The documentation as a reader meets it: README is a front door, and every link in it and in docs/ leads
-somewhere (a file of the checkout, and where a link names a section, a heading of that file)."""
+"""The documentation as a reader meets it: README is a front door, every link in it and in docs/ leads
+somewhere (a file of the checkout, and where a link names a section, a heading of that file), and every
+command line it shows (`python train.py ...`, `nli-zoo COMMAND ...`) is one the command's parser takes."""
 
+import importlib
+import os
 import pathlib
 import re
+import shlex
 
 import pytest
 
@@ -56,3 +60,67 @@ def test_anchor_rule_matches_github():
     assert github_anchor("Evaluation (`evaluate.py`)") == "evaluation-evaluatepy"
     assert github_anchor("Tree models: parses in the request") == "tree-models-parses-in-the-request"
     assert github_anchor("A cluster of workers (`--strategy multi_worker`)") == "a-cluster-of-workers---strategy-multi_worker"
+
+
+# Every command line the documentation shows, parsed by the command's own parser -----------------------------
+SCRIPTS = {"train.py": "train", "evaluate.py": "evaluate", "predict.py": "predict", "export.py": "export"}
+PATH_TYPES = {"path_to_read", "path_to_write", "report_path"}  # the docs' paths are the reader's, not the checkout's
+
+
+def shown_commands(path):
+    """`(line, command, argv)` of every `python SCRIPT.py ...` and `nli-zoo COMMAND ...` line in the page's code
+    blocks (continuations joined, comments and environment assignments dropped; a usage synopsis with
+    `[optional]` parts or `...` is left out)."""
+    from zoo.commands import COMMANDS
+
+    for block in FENCE.findall(path.read_text(encoding="utf-8")):
+        text = re.sub(r"\\\n\s*", " ", "\n".join(block.splitlines()[1:-1]))
+        for line in text.splitlines():
+            try:
+                words = shlex.split(line, comments=True)
+            except ValueError:
+                continue
+            parts = [[]]
+            for word in words:  # one shell line may hold several commands
+                parts.append([]) if word in ("&&", "||", ";", "|") else parts[-1].append(word)
+            for argv in parts:
+                while argv and re.match(r"^[A-Z_]+=", argv[0]):
+                    argv = argv[1:]
+                if any(w.startswith("[") or "..." in w for w in argv):
+                    continue
+                if len(argv) > 1 and argv[0] == "python" and os.path.basename(argv[1]) in SCRIPTS:
+                    yield line.strip(), SCRIPTS[os.path.basename(argv[1])], argv[2:]
+                elif len(argv) > 1 and argv[0] == "nli-zoo" and argv[1] in COMMANDS:
+                    yield line.strip(), argv[1], argv[2:]
+
+
+def lenient_parser(command):
+    """The command's parser with its path checks off (it checks every flag, value kind and choice)."""
+    module = importlib.import_module(f"zoo.commands.{command}")
+    parser = module.build_parser(f"nli-zoo {command}")
+    for action in parser._actions:  # argparse's own list of the options, the public way to walk them
+        if getattr(action.type, "__name__", None) in PATH_TYPES:
+            action.type = str
+    return parser
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_command_line_shown_parses(page):
+    refused = []
+    for line, command, argv in shown_commands(page):
+        try:
+            lenient_parser(command).parse_args(argv)
+        except SystemExit:
+            refused.append(line)
+    assert not refused, f"{page.relative_to(ROOT)}: the parsers refuse " + " / ".join(refused)
+
+
+def test_the_command_lines_are_found():
+    found = [(command, argv) for page in PAGES for _, command, argv in shown_commands(page)]
+    assert len(found) > 60 and {command for command, _ in found} >= {"train", "evaluate", "predict", "export",
+                                                                     "sweep", "compare", "reproduce", "demo"}
+    assert ("train", ["--model", "rocktaschel_wbw", "--dataset", "snli_sample", "--embeddings", "glove-6b-50d",
+                      "--epochs", "3"]) in found
+    for refused in (["--model", "esim", "--batch-size", "0"], ["--model", "esim", "--no-such-flag"]):
+        with pytest.raises(SystemExit):  # lenient with paths only
+            lenient_parser("train").parse_args(refused)

@@ -75,7 +75,7 @@ FORK_SERVER = """
 import json, os, signal, sys, time
 import export as export_script
 from zoo import fileio
-from zoo.commands.startup import import_tensorflow
+from zoo.quiet import import_tensorflow
 import_tensorflow()
 import zoo.export.saved_model, zoo.export.serving_files, zoo.export.tflite, zoo.presets, zoo.runs  # main's imports
 for line in sys.stdin:

@@ -80,13 +80,15 @@ def test_a_predictor_that_knows_no_lengths_counts_nothing():
 
 
 @pytest.mark.parametrize("kind", KINDS[1:])
-def test_predict_prints_the_count_for_every_kind(models, kind, tmp_path, capsys):
+def test_predict_prints_the_count_for_every_kind(models, kind, tmp_path, capfd):
+    capsys = capfd  # descriptor 2 itself: a SavedModel's own line about cut pairs would show there
     out = tmp_path / "out.jsonl"
     edge = write_lines(tmp_path / "edge.jsonl", EDGE, ("premise", "hypothesis"))
     predictions = predict_command.main([FLAGS[kind], models[kind], "--input", edge, "--output", str(out)])
     assert len(predictions) == len(out.read_text().splitlines()) == 4
     err = capsys.readouterr().err
-    assert f"[predict] {LINE}\n" in err and err.count("[predict]") == 1
+    assert f"[predict] {edge}: {LINE}\n" in err and err.count("[predict]") == 1
+    assert "[nli-zoo]" not in err  # one line per fact
 
     clean = write_lines(tmp_path / "clean.jsonl", CLEAN, ("premise", "hypothesis"))
     predict_command.main([FLAGS[kind], models[kind], "--input", clean, "--output", str(out)])
@@ -94,7 +96,7 @@ def test_predict_prints_the_count_for_every_kind(models, kind, tmp_path, capsys)
     predict_command.main([FLAGS[kind], models[kind], "--premise", "A dog runs.", "--hypothesis", ""])
     captured = capsys.readouterr()
     assert captured.out.startswith("label: ")
-    assert "[predict] of 1 pairs, 1 empty hypothesis(s)" in captured.err
+    assert "[predict] the pair: of 1 pairs, 1 empty hypothesis(s)" in captured.err
 
 
 @pytest.mark.parametrize("kind", KINDS[1:])

@@ -229,4 +229,4 @@ def test_cut_and_empty_sentences_are_counted(setup, tmp_path, capsys):
                                         str(tmp_path / "out.jsonl")])
     assert len(predictions) == 3 and len((tmp_path / "out.jsonl").read_text().splitlines()) == 3
     err = capsys.readouterr().err
-    assert f"[predict] of 3 pairs, 1 premise(s) cut to their first {limit} tokens, 1 empty hypothesis(s)" in err
+    assert f"[predict] {path}: of 3 pairs, 1 premise(s) cut to their first {limit} tokens, 1 empty hypothesis(s)" in err

@@ -7,7 +7,10 @@ __all__ = ["create_model", "get_preset", "list_models", "register_model", "load"
 
 def load(run_dir):
     """Loads a training run (model with its best weights, vocabulary, tokenizer): see `zoo.runs`."""
-    from zoo.runs import load_run  # here, as below: `import zoo` should not import TensorFlow or keras
+    from zoo.quiet import start_runtime  # here, as below: `import zoo` should not import TensorFlow or keras
+
+    start_runtime()  # TensorFlow's notices filtered out of stderr (zoo.quiet)
+    from zoo.runs import load_run
 
     return load_run(run_dir)
 
@@ -15,6 +18,10 @@ def load(run_dir):
 def from_preset(preset, compile=True):
     """Loads a preset (a folder, `hf://OWNER/NAME` or `kaggle://OWNER/MODEL/keras/VARIANT`) as a Keras
     classifier taking raw sentence pairs: see `zoo.presets` and docs/presets.md."""
+    from zoo.quiet import import_backend, start_runtime
+
+    start_runtime()
+    import_backend()
     from zoo.presets import from_preset as load_preset
 
     return load_preset(preset, compile=compile)

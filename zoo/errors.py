@@ -18,3 +18,7 @@ class ConfigError(TrainError, ValueError):
 
     A `ValueError` as well, so that code catching the errors of `apply_overrides` catches it too.
     """
+
+
+class TrainInterrupted(TrainError):
+    """The user stopped training (Ctrl-C); the run resumes from its last finished epoch (exit status 130)."""

@@ -29,19 +29,16 @@ import os
 
 import numpy as np
 
-from zoo import fileio
-from zoo.export.predictor import SAVED_MODEL_FILE, SavedModelPredictor, TFLitePredictor
-from zoo.export.tflite_nli import METADATA_FILE as TFLITE_METADATA_FILE
-from zoo.export.tflite_nli import MODEL_FILE as TFLITE_MODEL_FILE
-from zoo.presets import from_preset
-from zoo.presets.files import PREPROCESSOR_CONFIG_FILE
-from zoo.runs.layout import CONFIG_FILE as RUN_CONFIG_FILE
-from zoo.runs.layout import VOCAB_FILE as RUN_VOCAB_FILE
-from zoo.runs.predictor import Predictor, RunPredictor
-from zoo.settings import DataSettings, RunSettings
+from zoo.quiet import import_tensorflow, start_runtime
 
-KINDS = ("run", "saved_model", "tflite", "preset")
-URI_SCHEMES = ("hf://", "kaggle://")
+import_tensorflow()  # before the imports below start it: its notices filtered (a script opening a predictor)
+
+from zoo.errors import UserError  # noqa: E402
+from zoo.export.predictor import SavedModelPredictor, TFLitePredictor  # noqa: E402
+from zoo.presets import from_preset  # noqa: E402
+from zoo.runs.kinds import KINDS, URI_SCHEMES, kind_of, not_a_model  # noqa: E402,F401 (re-exported)
+from zoo.runs.predictor import Predictor, RunPredictor  # noqa: E402
+from zoo.settings import DataSettings, RunSettings  # noqa: E402
 
 
 class PredictorNotFound(FileNotFoundError):
@@ -96,30 +93,23 @@ class PresetPredictor(RunPredictor):
         preprocessor = self.classifier.preprocessor
         return preprocessor.tokenizer.tokenizer, preprocessor.max_premise_length, preprocessor.max_hypothesis_length
 
+    def test_score(self):
+        """The test accuracy of the run the preset was exported from (a folder's `metadata.json`)."""
+        from zoo.presets.loading import read_metadata
+
+        try:
+            metadata = read_metadata(self.path) if os.path.isdir(self.path) else {}
+        except (OSError, ValueError, UserError):
+            return None
+        test = (metadata.get("results") or {}).get("test") or {}
+        if test.get("accuracy") is None:
+            return None
+        return {"accuracy": test["accuracy"], "examples": test.get("examples"),
+                "data": (metadata.get("data") or {}).get("source")}
+
     def evaluate(self, examples, batch_size=None, verbose=0):
         """Scored through `predict_probabilities` (a preset has no length grid of its own)."""
         return Predictor.evaluate(self, examples, batch_size=batch_size, verbose=verbose)
-
-
-def kind_of(path):
-    """The kind of model at `path` (`"run"`, `"saved_model"`, `"tflite"`, `"preset"`), or None."""
-    path = os.fspath(path)
-    if path.startswith(URI_SCHEMES):
-        return "preset"
-    if path.endswith(".tflite") and os.path.isfile(path):
-        return "tflite"
-    if not os.path.isdir(path):
-        return None
-    has = lambda name: os.path.exists(os.path.join(path, name))  # noqa: E731
-    if has(TFLITE_MODEL_FILE) and has(TFLITE_METADATA_FILE):
-        return "tflite"
-    if has(SAVED_MODEL_FILE) or fileio.latest_version(path, holding=SAVED_MODEL_FILE) is not None:
-        return "saved_model"
-    if has(PREPROCESSOR_CONFIG_FILE):
-        return "preset"
-    if has(RUN_CONFIG_FILE) and has(RUN_VOCAB_FILE):
-        return "run"
-    return None
 
 
 def open_predictor(source, kind=None, num_threads=None):
@@ -139,13 +129,12 @@ def open_predictor(source, kind=None, num_threads=None):
     """
     if isinstance(source, Predictor):
         return source
+    start_runtime()  # a model is about to run: TensorFlow's runtime notices filtered (zoo.quiet)
     source = os.fspath(source)
     if kind is None:
         kind = kind_of(source)
         if kind is None:
-            what = "does not exist" if not os.path.exists(source) else "is not a model the zoo can open"
-            raise PredictorNotFound(f"{source!r} {what}: give a run directory (train.py), a SavedModel or TF "
-                                    "Serving model folder, a TFLite export, or a preset (folder, hf://, kaggle://)")
+            raise PredictorNotFound(not_a_model(source))
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     if num_threads is not None and kind != "tflite":

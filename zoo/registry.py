@@ -7,12 +7,19 @@ zoo.list_models("rocktaschel*")
 model = zoo.create_model("rocktaschel_wbw", vocabulary_size=1000, embedding_dim=50)
 zoo.get_preset("rocktaschel_wbw")["train"]["learning_rate"]
 ```
+Names, presets and specs are answered from the model files' source (`zoo.catalog`, which reads their
+`@register_model(...)` decorators) without importing the files, which import Keras; `create_model` and a
+spec's `model_class` import them. Models registered from elsewhere (a user's own file, once imported) are
+listed with them.
 """
 
 import copy
 import fnmatch
+import functools
 
+from zoo.catalog import read_catalog
 from zoo.layers.serializable import KERAS_PACKAGE, serializable  # noqa: F401 (re-exported)
+from zoo.quiet import import_backend
 from zoo.settings import DataSettings, RunSettings, TrainSettings, tunable_words_for
 
 _REGISTRY = {}
@@ -24,12 +31,16 @@ DEFAULT_DATA = DataSettings().to_json()
 
 
 class ModelSpec:
-    """One registered name: its class, preset sections and the paper figures it is checked against."""
+    """One registered name: its class, preset sections and the paper figures it is checked against.
 
-    def __init__(self, name, model_class, model, train, data, paper, paper_params, attention):
+    A spec read from the model files' source (`zoo.catalog`) knows its class by name only; `model_class`
+    imports the model files on first use."""
+
+    def __init__(self, name, model_class, model, train, data, paper, paper_params, attention, class_name=None):
         self.name = name
         self.attention = tuple(attention)
-        self.model_class = model_class
+        self._model_class = model_class
+        self.class_name = class_name or model_class.__name__
         # checked and written back whole: a registration's slip fails at import, and every preset has every key
         self.settings = RunSettings.of({"model": dict(model), "train": {**DEFAULT_TRAIN, **train},
                                         "data": {**DEFAULT_DATA, **data}})
@@ -37,12 +48,25 @@ class ModelSpec:
         self.paper = paper
         self.paper_params = paper_params
 
+    @property
+    def model_class(self):
+        """The model's class (importing the model files where the spec was read from their source)."""
+        if self._model_class is None:
+            _import_models()
+            self._model_class = _REGISTRY[self.name].model_class
+        return self._model_class
+
 
 def register_model(name, *, model=None, train=None, data=None, paper="", paper_params=None, attention=()):
     """Class decorator registering `name` with its paper preset (may be stacked for several names).
 
     The class is also registered with Keras' serialization (`serializable`), so that `model.save("x.keras")`
     and `keras.models.load_model("x.keras")` work for every registered model.
+
+    The model files' registrations are also read from their source (`zoo.catalog`), so that names and presets
+    are known without importing Keras: write the arguments as literals, the file's constants, constants of
+    another model file or a one-`return` function of the file (anything else makes the registry import the
+    model files to list them).
 
     Args:
         name: registry name, e.g. `"rocktaschel_wbw"`.
@@ -64,23 +88,47 @@ def register_model(name, *, model=None, train=None, data=None, paper="", paper_p
     return decorator
 
 
+@functools.lru_cache(maxsize=None)
+def _catalog():
+    """`{name: ModelSpec}` of the model files read from source, or None where a file could not be read (then
+    the files are imported instead)."""
+    entries, unreadable = read_catalog()
+    if unreadable:
+        return None
+    return {name: ModelSpec(name, None, e.arguments.get("model") or {}, e.arguments.get("train") or {},
+                            e.arguments.get("data") or {}, e.arguments.get("paper", ""),
+                            e.arguments.get("paper_params"), e.arguments.get("attention", ()),
+                            class_name=e.class_name)
+            for name, e in entries.items()}
+
+
+def _known():
+    """Every known spec by name: the imported registrations, and the model files' read from source."""
+    catalog = _catalog()
+    if catalog is None:
+        _import_models()
+        catalog = {}
+    return {**catalog, **_REGISTRY}
+
+
 def _spec(name):
-    _import_models()
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown model {name!r}; known models: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[name]
+    known = _known()
+    if name not in known:
+        raise ValueError(f"unknown model {name!r}; known models: {', '.join(sorted(known))}")
+    return known[name]
 
 
 def _import_models():
     # Importing the package registers every model file. Here, not at the head: the models import keras
-    # (about 6 s with its backend), and `import zoo` (which imports this module) should not.
+    # (about 6 s with its backend), and `import zoo` (which imports this module) should not. TensorFlow first,
+    # through `zoo.quiet`, so that its start-up lines are filtered.
+    import_backend()
     import zoo.models  # noqa: F401
 
 
 def list_models(pattern="*"):
-    """Sorted registered names matching a shell-style `pattern`."""
-    _import_models()
-    return sorted(n for n in _REGISTRY if fnmatch.fnmatch(n, pattern))
+    """Sorted registered names matching a shell-style `pattern` (no model file is imported)."""
+    return sorted(n for n in _known() if fnmatch.fnmatch(n, pattern))
 
 
 def get_spec(name):

@@ -3,13 +3,16 @@
 
 Each subcommand is a module of this package with `build_parser(prog)` and `main(argv, prog)`; the
 top-level scripts `train.py`, `evaluate.py`, `predict.py` and `export.py` of a checkout call the same
-`main`. A user error prints one line `PROG: error: ...` and exits with status 2.
+`main` through `run`. A user error prints one line `PROG: error: ...` and exits with status 2.
+
+Every command parses and checks its arguments, and the files they name, before it imports TensorFlow or
+Keras: `--help`, a usage error and `nli-zoo models` answer in a fraction of a second.
 """
 
 import importlib
 import sys
 
-from zoo.commands.startup import quiet_environment
+from zoo.quiet import filter_stderr, quiet_environment
 
 COMMANDS = {
     "train": "train a model with its paper preset (rerun to resume)",
@@ -40,7 +43,19 @@ def main(argv=None):
     if argv[0] not in COMMANDS:
         print(f"nli-zoo: error: unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)}", file=sys.stderr)
         raise SystemExit(2)
-    quiet_environment()  # TF_CPP_MIN_LOG_LEVEL (zoo.commands.startup)
-    module = importlib.import_module(f"zoo.commands.{argv[0]}")
-    module.main(argv[1:], prog=f"nli-zoo {argv[0]}")
+    run(argv[0], argv[1:], prog=f"nli-zoo {argv[0]}")
     return 0
+
+
+def run(command, argv=None, prog=None):
+    """Runs `command` as this process's command line (`nli-zoo COMMAND`, or the script `COMMAND.py`): with
+    TensorFlow's log level set and its notices filtered out of the process's stderr for its whole life
+    (`zoo.quiet`), then the subcommand's `main`.
+
+    Returns:
+        what the subcommand's `main` returns.
+    """
+    quiet_environment()
+    filter_stderr()
+    module = importlib.import_module(f"zoo.commands.{command}")
+    return module.main(argv, prog=prog or f"{command}.py")

@@ -58,7 +58,6 @@ def main(argv=None, prog="nli-zoo compare"):
     Returns:
         the comparison (a dict, as comparison.json). A user error prints one line and exits with status 2.
     """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     args = build_parser(prog).parse_args(argv)
     return guarded(prog, lambda: compare_command(args, prog), hint="write the comparison elsewhere with --out")
 
@@ -78,9 +77,9 @@ def compare_command(args, prog):
     comparison["runs"] = [run.run_dir for run in runs]
     print(to_markdown(comparison))
     if not args.no_tensorboard:
-        from zoo.commands.startup import import_tensorflow
+        from zoo.quiet import import_tensorflow
 
-        import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
+        import_tensorflow()  # its informational start-up lines filtered (zoo.quiet)
     paths = write(comparison, args.out or default_out(args.runs), tensorboard=not args.no_tensorboard)
     print(f"\n[compare] written: {paths['markdown']}, {paths['json']}, {paths['chart']}"
           + (f"; TensorBoard: tensorboard --logdir {paths['logs']}" if paths["logs"] else ""))

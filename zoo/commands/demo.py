@@ -7,7 +7,8 @@ nli-zoo demo presets/esim_tree --port 7870         # a preset; SavedModels (mode
 ```
 Type a premise and a hypothesis (or pick a shipped SNLI pair): the page shows each model's label, the three
 probabilities, its attention heatmaps and, for tree models, the trees it read. The page is served on
-127.0.0.1 only. It needs Gradio: `pip install "nli-zoo[demo]"` (see docs/demo.md).
+127.0.0.1 only. It needs Gradio, the optional extra: `pip install ".[demo]"` in a clone of the zoo (see
+docs/demo.md).
 """
 
 import importlib.util
@@ -17,7 +18,7 @@ import sys
 from zoo.commands.parsing import PORT, CommandParser, guarded
 from zoo.errors import UserError
 
-INSTALL = 'the demo needs Gradio: pip install "nli-zoo[demo]"'
+INSTALL = 'the demo needs Gradio: pip install ".[demo]" in a clone of the zoo (or pip install "gradio>=6.31,<7")'
 
 
 PORT_TAKEN = "port {port} of 127.0.0.1 is taken: choose another with --port"
@@ -84,6 +85,13 @@ def demo(args, block=True):
         raise DemoError(INSTALL)
     if args.port is not None and not port_is_free(args.port):  # before the models' seconds of loading
         raise DemoError(PORT_TAKEN.format(port=args.port))
+    from zoo.quiet import import_tensorflow
+    from zoo.runs.kinds import kind_of, not_a_model
+
+    for source in args.models:  # what each path holds, told from its files: before TensorFlow starts
+        if "://" not in source and kind_of(source) is None:
+            raise DemoError(not_a_model(source))
+    import_tensorflow()  # its notices filtered (zoo.quiet)
     from zoo.demo.app import build_app, launch  # imports Gradio, the optional extra: checked just above
 
     models = open_models(args.models)
@@ -105,20 +113,13 @@ def demo(args, block=True):
 
 def main(argv=None, prog="nli-zoo demo"):
     """Runs `nli-zoo demo`; a user error prints one line `nli-zoo demo: error: ...` and exits with status 2."""
-    from zoo.commands.startup import import_tensorflow
-
     args = build_parser(prog).parse_args(argv)
     return guarded(prog, lambda: demo_command(args, prog), "interrupted: the demo stopped")
 
 
 def demo_command(args, prog):
     """`main` once the command line is parsed."""
-    from zoo.commands.startup import import_tensorflow
-
     try:
-        if importlib.util.find_spec("gradio") is None:  # before TensorFlow's seconds of start-up
-            raise DemoError(INSTALL)
-        import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
         return demo(args)
     except DemoError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)

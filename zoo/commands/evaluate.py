@@ -13,6 +13,7 @@ genres) and writes them as JSON to RUN/evaluations/NAME.json (or `--output`). Th
 `zoo.runs.evaluation`; from Python: `zoo.load(run_dir).evaluate(examples)`.
 """
 
+import contextlib
 import dataclasses
 import os
 import re
@@ -22,15 +23,17 @@ import warnings
 from typing import Optional
 
 from zoo.commands.options import add_corpus_options, add_diagnostics_options, diagnostics_request
-from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_READ, PATH_TO_READ, REPORT, CommandParser, guarded
-from zoo.commands.startup import import_tensorflow
-from zoo.data.corpora import ROLES, describe, load_corpus
+from zoo.commands.parsing import (BATCH_SIZE, COUNT, FOLDER_TO_READ, PATH_TO_READ, REPORT, CommandParser,
+                                  check_model, guarded)
+from zoo.data.corpora import ROLES, check_source, describe, load_corpus
 from zoo.data.readers import DataFormatError, DataUnavailableError
 from zoo.diagnostics.request import DiagnosticsRequest, run_diagnostics
 from zoo.errors import UserError as EvaluateError
 from zoo.fileio import CorruptFileError, LockedError, write_json
+from zoo.quiet import import_tensorflow
 from zoo.runs import layout
-from zoo.runs.evaluation import format_scores
+from zoo.runs.evaluation import chance_note, format_scores
+from zoo.runs.record import load_record
 from zoo.settings import values
 
 
@@ -41,7 +44,8 @@ class EvaluateRequest:
     Attributes:
         run_dir, saved_model, tflite, preset: the model (exactly one).
         dataset, data_dir: the data (`data_dir`, a path, wins); split: a role, a corpus split or `"all"`.
-        fields, labels: how to read an NLI file.
+            With `run_dir` and neither, the run's own data (`with_run_data`).
+        fields, labels, roles: how to read an NLI file, which split plays which role (roles: a run's own).
         max_examples: score only the first N pairs of each split.
         batch_size: pairs per batch (None: the run's, or 256).
         output: the report's path (None: beside the model).
@@ -58,6 +62,7 @@ class EvaluateRequest:
     split: str = "test"
     fields: Optional[str] = None
     labels: Optional[str] = None
+    roles: Optional[str] = None
     max_examples: Optional[int] = None
     batch_size: Optional[int] = None
     output: Optional[str] = None
@@ -73,6 +78,26 @@ class EvaluateRequest:
     def model_path(self):
         """The SavedModel, TFLite or preset path (None for a run)."""
         return self.saved_model or self.tflite or self.preset
+
+    @property
+    def model(self):
+        """`(kind, path)` of the model to score."""
+        return next((k, p) for k, p in (("run", self.run_dir), ("saved_model", self.saved_model),
+                                        ("tflite", self.tflite), ("preset", self.preset)) if p)
+
+    def with_run_data(self):
+        """The request with the run's own data where no data was given (`--run-dir` alone): the corpus, the
+        way its files were read and its roles as the run's `config.json` records them, and the run's cap on
+        dev and test pairs unless `--max-examples` is given, so that the run's test score is scored again."""
+        if self.source or not self.run_dir:
+            return self
+        data = load_record(self.run_dir).data
+        if data is None:
+            return self
+        print(f"[evaluate] no --dataset or --data-dir: the run's own data, {data.source}", flush=True)
+        return dataclasses.replace(self, dataset=data.source, fields=self.fields or data.fields,
+                                   labels=self.labels or data.labels, roles=data.roles,
+                                   max_examples=self.max_examples or data.max_eval_examples)
 
 
 def request_from_args(args):
@@ -116,10 +141,7 @@ def build_parser(prog="evaluate.py"):
 
 def main(argv=None, prog="evaluate.py"):
     """Runs `evaluate.py` with `argv`; returns the written report (a dict). User errors exit with status 2."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     request = request_from_args(build_parser(prog).parse_args(argv))
-    import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
-    warnings.filterwarnings("ignore", message="Your input ran out of data")  # datasets of unknown length
     return guarded(prog, lambda: evaluate_command(request, prog), hint="write the report elsewhere with --output")
 
 
@@ -130,6 +152,31 @@ def evaluate_command(request, prog):
     except (EvaluateError, CorruptFileError) as error:  # a damaged run file names itself in one line
         print(f"{prog}: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def check_request(request):
+    """What can be checked before anything is loaded (and before TensorFlow starts): the model's path holds
+    that kind of model, there is data to score (the run's own where none is given), the data set is known
+    or its path exists, and the diagnostics' options.
+
+    Returns:
+        the request, with the run's own data where it had none.
+
+    Raises:
+        EvaluateError: one line naming the option.
+    """
+    kind, path = request.model
+    check_model(kind, path)
+    request = request.with_run_data()
+    if not request.source and not request.diagnostics.suite:
+        raise EvaluateError("say what to score: --dataset or --data-dir (or --suite diagnostics)")
+    try:
+        if request.source:
+            check_source(request.source, request.fields, request.labels, request.roles)
+        request.diagnostics.check()  # before any model is loaded or any pair scored
+    except (DataUnavailableError, ValueError) as error:
+        raise EvaluateError(str(error)) from None
+    return request
 
 
 def progress_verbosity(request):
@@ -144,7 +191,8 @@ def load_data(request):
     """The splits to score: `[(name, examples)]`, and the corpus report."""
     source, split = request.source, request.split
     try:
-        splits, report = load_corpus(source, fields=request.fields, labels=request.labels)
+        splits, report = load_corpus(source, fields=request.fields, labels=request.labels,
+                                     roles=request.roles)
     except (RuntimeError, ValueError, OSError) as error:
         raise EvaluateError(f"cannot load {'the data' if str(source) in str(error) else repr(source)}: {error}") from None
     for line in describe(report):
@@ -180,19 +228,15 @@ def evaluate(request):
     Args:
         request: the `EvaluateRequest`.
     """
-    # Deferred: these import TensorFlow, which `main` imports first with its start-up lines filtered.
+    started = time.time()
+    request = check_request(request)
+    import_tensorflow()  # its notices filtered (zoo.quiet)
+    warnings.filterwarnings("ignore", message="Your input ran out of data")  # datasets of unknown length
+    # Deferred: these import TensorFlow.
     from zoo.predictors import open_predictor
     from zoo.runs.datasets import describe_length_notes
 
-    started = time.time()
-    if not request.source and not request.diagnostics.suite:
-        raise EvaluateError("say what to score: --dataset or --data-dir (or --suite diagnostics)")
-    try:
-        request.diagnostics.check()  # before any model is loaded or any pair scored
-    except ValueError as error:
-        raise EvaluateError(str(error)) from None
-    kind, path = next((k, p) for k, p in (("run", request.run_dir), ("saved_model", request.saved_model),
-                                          ("tflite", request.tflite), ("preset", request.preset)) if p)
+    kind, path = request.model
     try:
         predictor = open_predictor(path, kind=kind)
     except (FileNotFoundError, OSError, ValueError, EvaluateError) as error:
@@ -219,10 +263,14 @@ def evaluate(request):
             if line:
                 print(f"[evaluate] {split}: {line}", flush=True)
         try:
-            results[split] = score(examples)
+            with counted_once(kind, counted):
+                results[split] = score(examples)
         except ValueError as error:  # e.g. a malformed parse the SavedModel rejects
             raise EvaluateError(f"{split}: {error}") from None
         print(format_scores(results[split], title=f"{name} on {report['source']} [{split}]:"), flush=True)
+    note = chance_note({split: result["accuracy"] for split, result in results.items()})
+    if note:
+        print(note, flush=True)
     written = {"model": name, "run_dir": request.run_dir, "saved_model": request.saved_model, "results": results}
     if kind in ("tflite", "preset"):
         written[kind] = path  # what was scored, whatever its kind
@@ -241,6 +289,16 @@ def evaluate(request):
         write_report(output, written, request.run_dir)
         print(f"[evaluate] written to {output}", flush=True)
     return written
+
+
+def counted_once(kind, notes):
+    """Where the command has counted the cut pairs and empty sentences itself (`notes`), the block runs without
+    the SavedModel's own line about them (one line per fact)."""
+    if kind != "saved_model" or notes is None:
+        return contextlib.nullcontext()
+    from zoo.export.saved_model import without_cut_notes  # deferred: imports TensorFlow, started by now
+
+    return without_cut_notes()
 
 
 def diagnose(request, predictor, base, results, report):

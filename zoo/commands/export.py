@@ -17,9 +17,13 @@ import os
 import sys
 
 from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, CommandParser,
-                                  guarded)
-from zoo.commands.startup import import_tensorflow
+                                  check_model, guarded)
+from zoo.data.corpora import check_source
+from zoo.data.errors import DataUnavailableError
 from zoo.errors import UserError
+from zoo.fileio import CorruptFileError
+from zoo.quiet import import_tensorflow
+from zoo.runs.record import load_record
 
 FORMATS = ("saved_model", "tflite", "preset")
 
@@ -94,14 +98,7 @@ def export(args):
     Raises:
         ValueError, FileNotFoundError: user errors (printed as one line by `main`).
     """
-    # deferred until main() has imported TensorFlow with its start-up lines filtered (zoo.commands.startup)
-    from zoo.export import serving_files
-    from zoo.export.saved_model import DEFAULT_CHUNK_SIZE, export_saved_model
-    from zoo.export.tflite import export_tflite, test_examples_of
-    from zoo.presets import export_preset
-    from zoo.runs import load_run
-    from zoo.runs.record import load_record
-
+    check_model("run", args.run_dir)  # reads its config.json: a damaged one is one line
     model_name = load_record(args.run_dir).model
     tflite_only = {"--max-vocabulary": args.max_vocabulary is not None, "--quantize": args.quantize != "none",
                    "--test-data": args.test_data is not None, "--no-accuracy-check": args.no_accuracy_check}
@@ -115,6 +112,16 @@ def export(args):
         raise ValueError(f"{wrong[0]} applies to --format {other} only")
     if args.xla_max_batch < 0 or (args.chunk_size or 0) < 0:
         raise ValueError("--xla-max-batch and --chunk-size must be 0 (off) or positive")
+    batch_sizes = parse_batch_sizes(args.allowed_batch_sizes) if args.allowed_batch_sizes else None
+    if args.test_data is not None:
+        check_source(args.test_data)
+    import_tensorflow()  # the arguments checked: TensorFlow now, its notices filtered (zoo.quiet)
+    from zoo.export import serving_files
+    from zoo.export.saved_model import DEFAULT_CHUNK_SIZE, export_saved_model
+    from zoo.export.tflite import export_tflite, test_examples_of
+    from zoo.presets import export_preset
+    from zoo.runs import load_run
+
     if args.format == "preset":  # given the folder, it reads the run under the run's lock
         return export_preset(args.run_dir, args.out or os.path.join("presets", model_name), overwrite=args.overwrite)
     run = load_run(args.run_dir)
@@ -124,7 +131,6 @@ def export(args):
         return export_tflite(run, out, batch_size=args.tflite_batch_size, overwrite=args.overwrite,
                              max_vocabulary=args.max_vocabulary, quantize=args.quantize, test_examples=examples,
                              log=lambda line: print(f"[export] {line}", flush=True))
-    batch_sizes = parse_batch_sizes(args.allowed_batch_sizes) if args.allowed_batch_sizes else None
     model_dir = args.out or os.path.join("models", model_name)
     # under the run's lock and the model folder's (one export at a time: versions and models.config are read,
     # then written), built beside its version folder and renamed into place whole
@@ -141,7 +147,6 @@ def export(args):
 def main(argv=None, prog="export.py"):
     """Runs `export.py`; a user error prints one line `export.py: error: ...` and exits with status 2."""
     args = build_parser(prog).parse_args(argv)
-    import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
     interrupted = "interrupted: the export was being built beside its target, which is untouched; rerun the same command"
     return guarded(prog, lambda: export_command(args, prog), interrupted, hint="export elsewhere with --out")
 
@@ -150,7 +155,7 @@ def export_command(args, prog):
     """`main` once the command line is parsed."""
     try:
         path = export(args)
-    except (ValueError, FileNotFoundError, UserError) as error:
+    except (ValueError, FileNotFoundError, UserError, CorruptFileError, DataUnavailableError) as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     print(f"[export] wrote {path}")

@@ -6,13 +6,15 @@ nli-zoo models                    # every name, its paper's |θ|_M (parameters w
 nli-zoo models 'rocktaschel*'     # names matching a pattern
 nli-zoo models esim               # the preset: model, train and data settings, as JSON
 ```
+The names and presets are read from the model files' source (`zoo.catalog`): no model file, Keras or
+TensorFlow is imported.
 """
 
 import json
 import sys
 
 from zoo.commands.parsing import CommandParser
-from zoo.commands.startup import import_tensorflow
+from zoo.registry import get_preset, get_spec, list_models
 
 
 def build_parser(prog="nli-zoo models"):
@@ -26,14 +28,10 @@ def build_parser(prog="nli-zoo models"):
 def main(argv=None, prog="nli-zoo models"):
     """Prints the list or the preset; returns the printed object. An unknown name exits with status 2."""
     args = build_parser(prog).parse_args(argv)
-    import_tensorflow()  # the registry imports the models (Keras): start-up lines filtered as in every command
-    # Deferred: importing the registry's models imports TensorFlow, whose start-up lines must be filtered first.
-    from zoo.registry import get_preset, get_spec, list_models
-
     names = list_models(args.name)
     if args.name in names:
         spec = get_spec(args.name)
-        shown = {"name": args.name, "class": spec.model_class.__name__, "paper": spec.paper,
+        shown = {"name": args.name, "class": spec.class_name, "paper": spec.paper,
                  "paper_parameters": spec.paper_params, "attention": list(spec.attention),
                  "preset": get_preset(args.name)}
         print(json.dumps(shown, indent=2))

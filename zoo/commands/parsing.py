@@ -30,6 +30,20 @@ FOLDER_TO_WRITE = values.flag(values.path_to_write, parse=str, want="folder")
 REPORT = values.flag(values.report_path, parse=str)                 # a file, or a folder for the default name
 
 
+# The flags that name a model, by the kind of model each names (`zoo.runs.kinds`).
+MODEL_FLAGS = {"run": "--run-dir", "saved_model": "--saved-model", "tflite": "--tflite", "preset": "--preset"}
+
+
+def check_model(kind, path):
+    """`path` given to the flag of `kind` holds that kind of model (a hub address is fetched when opened):
+    checked from its files, before TensorFlow starts (`zoo.runs.kinds.check_kind`)."""
+    from zoo.runs.kinds import check_kind
+
+    if kind != "preset" or "://" not in path:
+        check_kind(path, kind, MODEL_FLAGS[kind])
+    return path
+
+
 class CommandParser(argparse.ArgumentParser):
     """`argparse.ArgumentParser` whose usage errors are one line, `PROG: error: MESSAGE`, exit status 2
     (`--help` shows the usage)."""

@@ -18,6 +18,7 @@ Pairs cut at the model's maximum lengths and empty sentences are counted in one 
 kind of model (`Predictor.length_notes`).
 """
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -25,11 +26,12 @@ import sys
 from typing import Optional
 
 from zoo.commands.parsing import (BATCH_SIZE, COUNT, FILE_TO_READ, FILE_TO_WRITE, FOLDER_TO_READ, PATH_TO_READ,
-                                  CommandParser, guarded)
-from zoo.commands.startup import import_tensorflow
+                                  CommandParser, check_model, guarded)
 from zoo.data.trees import TreeFormatError, parse_binary_parse
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError, atomic_write
+from zoo.quiet import import_tensorflow
+from zoo.runs.evaluation import chance_note
 
 
 class PredictError(UserError):
@@ -64,6 +66,12 @@ class PredictRequest:
     show_attention: bool = False
     attention_png: Optional[str] = None
     check: bool = False
+
+    @property
+    def model(self):
+        """`(kind, path)` of the model."""
+        return next((k, p) for k, p in (("run", self.run_dir), ("saved_model", self.saved_model),
+                                        ("tflite", self.tflite), ("preset", self.preset)) if p)
 
     @property
     def explains(self):
@@ -150,8 +158,9 @@ def read_pairs(path):
 
 
 def check_request(request):
-    """Raises `PredictError` for inconsistent arguments, or a sentence given on the command line that is not
-    UTF-8 text (its bytes reach Python as lone surrogates)."""
+    """Raises `PredictError` for inconsistent arguments, a sentence given on the command line that is not
+    UTF-8 text (its bytes reach Python as lone surrogates), or a model path that holds no model of its kind
+    (`zoo.runs.kinds.check_kind`; a run's damaged config.json raises `CorruptFileError`)."""
     single = request.premise is not None or request.hypothesis is not None
     if request.check:
         if single or request.input or request.explains:
@@ -172,6 +181,8 @@ def check_request(request):
         raise PredictError("--output goes with --input")
     if request.num_threads is not None and not request.tflite:
         raise PredictError("--num-threads goes with --tflite")
+    kind, path = request.model
+    check_model(kind, path)
     for option in ("premise", "hypothesis", "premise_parse", "hypothesis_parse"):
         text = getattr(request, option)
         try:
@@ -183,11 +194,10 @@ def check_request(request):
 
 def open_model(request):
     """The predictor of `--run-dir`, `--saved-model`, `--tflite` or `--preset` (`zoo.predictors.open_predictor`)."""
-    # Deferred: imports TensorFlow, which `main` imports first with its start-up lines filtered.
-    from zoo.predictors import open_predictor
+    import_tensorflow()  # its notices filtered (zoo.quiet)
+    from zoo.predictors import open_predictor  # deferred: imports TensorFlow
 
-    kind, path = next((k, p) for k, p in (("run", request.run_dir), ("saved_model", request.saved_model),
-                                          ("tflite", request.tflite), ("preset", request.preset)) if p)
+    kind, path = request.model
     try:
         predictor = open_predictor(path, kind=kind, num_threads=request.num_threads)
     except (OSError, ValueError) as error:  # FileNotFoundError, and a preset that cannot be fetched
@@ -198,17 +208,16 @@ def open_model(request):
     return predictor
 
 
-def report_length_notes(predictor, pairs):
+def report_length_notes(predictor, pairs, what):
     """Counts, on stderr, the pairs the model's maximum lengths cut and the empty sentences (both are answered),
-    for every kind of model (`Predictor.length_notes`); returns the counts (None for a predictor that does not
-    know its tokenizer and lengths)."""
-    # Deferred: imports TensorFlow (tf.data), which `main` imports first with its start-up lines filtered.
-    from zoo.runs.datasets import describe_length_notes
+    for every kind of model (`Predictor.length_notes`), in one line naming `what` was read; returns the counts
+    (None for a predictor that does not know its tokenizer and lengths)."""
+    from zoo.runs.datasets import describe_length_notes  # deferred: imports TensorFlow (tf.data)
 
     notes = predictor.length_notes(pairs)
     line = describe_length_notes(notes) if notes is not None else ""
     if line:
-        print(f"[predict] {line}", file=sys.stderr, flush=True)
+        print(f"[predict] {what}: {line}", file=sys.stderr, flush=True)
     return notes
 
 
@@ -228,7 +237,7 @@ def show_attention(explanation, request):
         for name in explanation.maps:
             what = ("rows: premise, columns: hypothesis" if name == "attention_reverse"
                     else "rows: hypothesis, columns: premise")
-            print(f"\n{name} ({what}; darker = more weight)")
+            print(f"\n{name} ({what}; darker = more weight, over the map's own range)")
             print(text_heatmap(*alignment_grid(explanation, name)))
     if request.attention_png:
         try:
@@ -290,24 +299,41 @@ def predict(request):
                                         request.hypothesis_parse)
         if not explanation.maps:
             raise PredictError("this model has no attention to show (--show-attention, --attention-png)")
-    report_length_notes(predictor, pairs)
+    notes = report_length_notes(predictor, pairs, request.input or "the pair")
+    from zoo.export.saved_model import without_cut_notes  # deferred: imports TensorFlow, started by now
+
     try:
-        predictions = predictor.predict(pairs, batch_size=request.batch_size)
+        with (without_cut_notes() if request.saved_model and notes is not None else contextlib.nullcontext()):
+            predictions = predictor.predict(pairs, batch_size=request.batch_size)
     except ValueError as error:  # a parse whose leaves are not the sentence's tokens, or too deep
         raise PredictError(f"{request.input or 'the pair'}: {error}") from None
     if request.input:
         write_predictions(predictions, request.output)
-        return predictions
-    print(format_prediction(predictions[0]))
-    if explanation is not None:
-        show_attention(explanation, request)
+    else:
+        print(format_prediction(predictions[0]))
+        if explanation is not None:
+            show_attention(explanation, request)
+    explain_first_result(predictor, explanation)
     return predictions
 
 
+def explain_first_result(predictor, explanation):
+    """One line on stderr where the model's recorded test accuracy is near chance, one where the attention
+    shown is near uniform: what a first model trained on the shipped sample gives, said so."""
+    from zoo.runs.alignment import uniform_note  # deferred: imports matplotlib's helpers with zoo.plotting
+
+    score = predictor.test_score()
+    notes = [chance_note({"the model's test": score["accuracy"]}) if score else "",
+             uniform_note(explanation) if explanation is not None else ""]
+    for note in notes:
+        if note:
+            print(note, file=sys.stderr, flush=True)
+
+
 def main(argv=None, prog="predict.py"):
-    """Runs `predict.py`; a user error prints one line `predict.py: error: ...` and exits with status 2."""
+    """Runs `predict.py`; a user error prints one line `predict.py: error: ...` and exits with status 2. The
+    arguments and the files they name are checked before TensorFlow starts (`predict` opens the model last)."""
     request = request_from_args(build_parser(prog).parse_args(argv))
-    import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
     return guarded(prog, lambda: predict_command(request, prog), hint="write elsewhere with --output")
 
 
@@ -315,7 +341,7 @@ def predict_command(request, prog):
     """`main` once the command line is parsed."""
     try:
         return predict(request)
-    except (PredictError, CorruptFileError) as error:  # a damaged run file names itself in one line
+    except (UserError, CorruptFileError) as error:  # a damaged run file names itself in one line
         print(f"{prog}: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
 

@@ -19,11 +19,11 @@ import sys
 import warnings
 
 from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_WRITE, PATH_TO_READ, SEED, CommandParser, fail, guarded
-from zoo.commands.startup import import_tensorflow
 from zoo.comparison import statistics
 from zoo.comparison.spec import TRAIN_OPTIONS, SpecError
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
+from zoo.quiet import import_tensorflow
 from zoo.reproduction.estimate import DEFAULT_STEPS
 from zoo.reproduction.tables import load_paper, paper_keys
 
@@ -93,7 +93,6 @@ def main(argv=None, prog="nli-zoo reproduce"):
         A user error prints one line and exits with status 2, an interruption with 130; failed runs (listed)
         with 1.
     """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     args = build_parser(prog).parse_args(argv)
     interrupted = "interrupted: rerun the same command to resume (the run in progress resumes after its last finished epoch)"
     return guarded(prog, lambda: reproduce_command(args, prog), interrupted, hint="use another --dir")
@@ -121,7 +120,7 @@ def reproduce_command(args, prog):
         check_directory(args.dir)
     except (UserError, SpecError) as error:
         fail(prog, error)
-    import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
+    import_tensorflow()  # its informational start-up lines filtered (zoo.quiet)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # as nli-zoo train
     if args.dry_run:
         return dry_run(prog, paper, rows, spec, args)
@@ -133,6 +132,8 @@ def reproduce_command(args, prog):
         result = reproduce(paper, rows, spec, args.dir, resamples=args.resamples, seed=args.bootstrap_seed,
                            out=args.out, tensorboard=not args.no_tensorboard)
     except SweepStopped as error:
+        if error.status == 130 and sys.stdout.isatty():
+            print(flush=True)  # ends the progress bar's line: the message stands on its own
         print(f"{prog}: {'error: ' if error.status == 2 else ''}{error}", file=sys.stderr)
         raise SystemExit(error.status) from None
     except (UserError, CorruptFileError) as error:

@@ -14,15 +14,14 @@ after its last finished epoch. Several processes share one sweep through KerasTu
 (environment variables, see docs/comparisons.md). Compare the runs with `nli-zoo compare SWEEP`.
 """
 
-import os
 import sys
 import warnings
 
 from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_WRITE, PATH_TO_READ, CommandParser, guarded
 from zoo.comparison.spec import SEARCHES, TRAIN_OPTIONS, SpecError, SweepSpec, entries_from_flags
-from zoo.commands.startup import import_tensorflow
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
+from zoo.quiet import import_tensorflow
 
 
 def build_parser(prog="nli-zoo sweep"):
@@ -82,14 +81,14 @@ def main(argv=None, prog="nli-zoo sweep"):
         `zoo.comparison.tuner.run_sweep`'s summary. A user error prints one line and exits with status 2, an
         interruption with 130; failed trials (listed) exit with status 1.
     """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     args = build_parser(prog).parse_args(argv)
     try:
         spec = spec_from_args(args)
+        spec.check(args.dir)  # every run as nli-zoo train would check it: before TensorFlow starts
     except SpecError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
-    import_tensorflow()  # its informational start-up lines filtered (zoo.commands.startup)
+    import_tensorflow()  # its notices filtered (zoo.quiet)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # as nli-zoo train
     interrupted = "interrupted: rerun the same command to resume the sweep (the trial in progress resumes after its last finished epoch)"
     summary = guarded(prog, lambda: sweep_command(spec, args, prog), interrupted, hint="use another --dir")
@@ -118,6 +117,8 @@ def sweep_command(spec, args, prog):
     try:
         return run_sweep(spec, args.dir)
     except SweepStopped as error:
+        if error.status == 130 and sys.stdout.isatty():
+            print(flush=True)  # ends the progress bar's line: the message stands on its own
         print(f"{prog}: {'error: ' if error.status == 2 else ''}{error}", file=sys.stderr)
         raise SystemExit(error.status) from None
     except (UserError, CorruptFileError) as error:  # a damaged sweep file names itself and its remedy

@@ -10,8 +10,9 @@ import warnings
 from zoo.commands.options import add_corpus_options
 from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, PATH_TO_READ,
                                   SECONDS, SEED, CommandParser, guarded)
-from zoo.commands.startup import import_tensorflow
-from zoo.errors import TrainError
+from zoo.errors import TrainError, TrainInterrupted
+from zoo.quiet import import_tensorflow
+from zoo.runs.evaluation import chance_note
 from zoo.training import compile_cache
 from zoo.training.config import MIXED_PRECISION, STRATEGIES, RunConfig
 
@@ -122,10 +123,7 @@ def main(argv=None, prog="train.py"):
         read-only disk), prints one line to stderr and exits with status 2; Ctrl-C anywhere prints one line
         saying how to resume and exits with status 130.
     """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     args = build_parser(prog).parse_args(argv)
-    # Before anything imports Keras (the registry's models do): its informational start-up lines filtered.
-    import_tensorflow()
     run_dir = args.run_dir or os.path.join("runs", args.model)
     interrupted = f"interrupted: {run_dir} keeps every finished epoch; rerun the same command to resume after the last one"
     return guarded(prog, lambda: train_command(args, prog), interrupted, hint="train in another --run-dir")
@@ -133,17 +131,24 @@ def main(argv=None, prog="train.py"):
 
 def train_command(args, prog):
     """`main` once the command line is parsed."""
-    # Deferred: the training loop imports TensorFlow and Keras, imported here once they can start quietly
-    # (and `train.py --help` answers without them).
-    from zoo.training.trainer import TrainInterrupted, train
-
     try:
-        config = run_config(args)  # validated once, before the run directory is touched
-        compile_cache.enable(config.compile_cache, backend="tensorflow")
+        config = run_config(args)  # validated once, before TensorFlow and before the run directory is touched
+        compile_cache.enable(config.compile_cache, backend="tensorflow")  # read when TensorFlow starts
+        import_tensorflow()  # its notices filtered (zoo.quiet)
+        # Deferred: the training loop imports TensorFlow and Keras.
+        from zoo.training.trainer import train
+
         # tf.data datasets of unknown length end each epoch this way; Keras warns every epoch.
         warnings.filterwarnings("ignore", message="Your input ran out of data")
-        return train(config)
+        trained = train(config)
+        results = trained.get("results") or {}
+        note = chance_note({"test": results.get("test_accuracy"), "dev": results.get("dev_accuracy")})
+        if note:  # a first run on the shipped sample: say why the accuracy is what it is
+            print(note, flush=True)
+        return trained
     except TrainError as error:
         interrupted = isinstance(error, TrainInterrupted)
+        if interrupted and sys.stdout.isatty():
+            print(flush=True)  # ends the progress bar's line: the message stands on its own
         print(f"{prog}: {'' if interrupted else 'error: '}{error}", file=sys.stderr)
         raise SystemExit(130 if interrupted else 2) from None

@@ -60,6 +60,7 @@ def compare(runs, skipped=(), pairs=None, resamples=statistics.RESAMPLES, seed=0
             raise PairingError(f"groups {a['number']} ({a['label']}) and {b['number']} ({b['label']}) cannot be "
                                f"paired: {entry['skipped']}")
         tested.append(entry)
+    adjust_for_several_pairs(tested)
     for group in groups:
         group.pop("_values", None)
     return {"confidence": confidence, "resamples": resamples, "groups": groups, "pairs": tested,
@@ -90,11 +91,13 @@ def _group(number, label, members, resamples, seed, confidence, notes):
         return entry
     values = np.mean(kept, axis=0)  # per item: the share of the group's runs that got it right
     entry["test_accuracy"]["interval"] = _as_list(statistics.bootstrap_interval(values, resamples, seed, confidence))
+    entry["test_accuracy"]["interval_method"] = statistics.interval_method(values)
     gold = np.frombuffer(test["gold"].encode(), "uint8") - ord("0")
     for index, name in enumerate(labels):
         mask = gold == index
         entry["per_class"][name]["interval"] = _as_list(
             statistics.bootstrap_interval(values[mask], resamples, seed, confidence)) if mask.any() else None
+        entry["per_class"][name]["interval_method"] = statistics.interval_method(values[mask]) if mask.any() else None
     entry["_values"] = values
     return entry
 
@@ -133,6 +136,24 @@ def _pair(a, b, runs_a, runs_b, resamples, seed, confidence):
     return entry
 
 
+def adjust_for_several_pairs(pairs):
+    """Where more than one pair is tested, Holm's adjustment over the pairs (`statistics.holm`): each tested
+    pair gets `p_value_holm`, and each McNemar test `p_value_holm` among the tests of the same seeds (the
+    one family per seed: each pair tested once on the runs of those seeds). With one pair nothing changes."""
+    tested = [pair for pair in pairs if "p_value" in pair]
+    if len(tested) < 2:
+        return
+    for pair, adjusted in zip(tested, statistics.holm([pair["p_value"] for pair in tested])):
+        pair["p_value_holm"] = adjusted
+    families = {}
+    for pair in tested:
+        for test in pair["mcnemar"]:
+            families.setdefault(tuple(test["seeds"]), []).append(test)
+    for family in families.values():
+        for test, adjusted in zip(family, statistics.holm([test["p_value"] for test in family])):
+            test["p_value_holm"] = adjusted
+
+
 def _diagnostics(grouped):
     """`{row: {group label: mean accuracy}}` over the runs that have a diagnostics report."""
     table = {}
@@ -163,12 +184,28 @@ def _acc(value):
     return "-" if value is None else f"{value:.4f}"
 
 
-def _interval(interval):
-    return "-" if not interval else f"[{interval[0]:.4f}, {interval[1]:.4f}]"
+WILSON_MARK = "†"
 
 
-def _p(value):
+def _interval(interval, method=None):
+    mark = WILSON_MARK if method == "wilson" else ""
+    return "-" if not interval else f"[{interval[0]:.4f}, {interval[1]:.4f}]{mark}"
+
+
+def _p(value, floor=None):
+    """A p-value as printed: `< FLOOR` where it is the bootstrap's floor (no resample crossed 0)."""
+    if floor is not None:
+        return f"< {_p(floor)}"
     return f"{value:.3g}" if value >= 1e-4 else f"{value:.1e}"
+
+
+def _bootstrap_p(pair, comparison):
+    floor = statistics.p_value_floor(comparison["resamples"]) if pair.get("p_below_floor") else None
+    text = _p(pair["p_value"], floor)
+    if "p_value_holm" in pair:  # adjusted from the floor, it bounds the adjusted p-value from above
+        holm = pair["p_value_holm"]
+        text += f" (Holm {'≤ ' if floor is not None and holm < 1 else ''}{_p(holm)})"
+    return text
 
 
 def to_markdown(comparison):
@@ -183,16 +220,23 @@ def to_markdown(comparison):
         accuracy = g["test_accuracy"]
         std = f" ± {accuracy['std']:.4f}" if accuracy["std"] is not None else ""
         seeds = ",".join(str(r["seed"]) for r in g["runs"])
-        classes = [f"{_acc(c['mean'])} {_interval(c.get('interval'))}" for c in g["per_class"].values()]
+        classes = [f"{_acc(c['mean'])} {_interval(c.get('interval'), c.get('interval_method'))}"
+                   for c in g["per_class"].values()]
         epochs = ",".join("-" if e is None else str(e) for e in g["best_epochs"])
         lines.append(f"| {g['number']} | {g['label']} | {len(g['runs'])} ({seeds}) | {_acc(accuracy['mean'])}{std} | "
-                     f"{_interval(accuracy.get('interval'))} | " + " | ".join(classes)
+                     f"{_interval(accuracy.get('interval'), accuracy.get('interval_method'))} | " + " | ".join(classes)
                      + f" | {_acc(g['dev_accuracy']['mean'])} | {epochs} |")
     examples = sorted({g["examples"] for g in groups if g["examples"]})
     counts = ", ".join(f"{n:,}" for n in examples)
     lines += ["", f"Test accuracy over {counts} test pairs; the interval is a percentile bootstrap over the test "
                   f"items ({comparison['resamples']:,} resamples) of the group's mean accuracy; per class: accuracy "
                   "on the pairs of that gold label, with its interval."]
+    wilson = any(g["test_accuracy"].get("interval_method") == "wilson" or any(
+        c.get("interval_method") == "wilson" for c in g["per_class"].values()) for g in groups)
+    if wilson:
+        lines.append(f"{WILSON_MARK} Wilson's score interval: every item of it was scored alike (all right or all "
+                     "wrong), so the bootstrap has no spread; Wilson's interval still says how uncertain that "
+                     "proportion is.")
     if comparison["pairs"]:
         lines += ["", f"| A | B | difference A - B | {level} interval (paired bootstrap) | p (bootstrap) | "
                       "McNemar: only A right / only B right, exact p (per seed) |", "|---|---|---|---|---|---|"]
@@ -202,9 +246,21 @@ def to_markdown(comparison):
                 lines.append(f"{head} not paired: {pair['skipped']} | | | |")
                 continue
             tests = "; ".join(f"seed {m['seeds'][0]}" + (f"/{m['seeds'][1]}" if m['seeds'][1] != m['seeds'][0] else "")
-                              + f": {m['a_only']}/{m['b_only']}, p {_p(m['p_value'])}" for m in pair["mcnemar"])
-            lines.append(f"{head} {pair['difference']:+.4f} | {_interval(pair['interval'])} | {_p(pair['p_value'])} | "
-                         f"{tests} |")
+                              + f": {m['a_only']}/{m['b_only']}, p {_p(m['p_value'])}"
+                              + (f" (Holm {_p(m['p_value_holm'])})" if "p_value_holm" in m else "")
+                              for m in pair["mcnemar"])
+            lines.append(f"{head} {pair['difference']:+.4f} | {_interval(pair['interval'])} | "
+                         f"{_bootstrap_p(pair, comparison)} | {tests} |")
+        tested = sum("p_value" in pair for pair in comparison["pairs"])
+        floor = any(pair.get("p_below_floor") for pair in comparison["pairs"])
+        if tested > 1:
+            lines += ["", f"{tested} pairs are tested: the chance that at least one shows a difference by chance "
+                          "alone is higher than each test's. The p-values in brackets are Holm-adjusted over the "
+                          f"{tested} pairs (McNemar's: over the pairs, per seed); compare those with your threshold."]
+        if floor:
+            lines.append(f"`< {_p(statistics.p_value_floor(comparison['resamples']))}`: no resampled difference "
+                         f"reached 0; the p-value is below what {comparison['resamples']:,} resamples can resolve "
+                         "(more with --resamples).")
     if comparison["diagnostics"]:
         labels = [g["label"] for g in groups]
         lines += ["", "| diagnostics | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]

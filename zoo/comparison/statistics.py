@@ -1,13 +1,18 @@
-"""The statistics of a comparison, computed by scipy: a bootstrap interval of an accuracy, the paired
-bootstrap of the difference between two accuracies on the same items, McNemar's exact test.
+"""The statistics of a comparison, computed by scipy: a bootstrap interval of an accuracy (Wilson's score
+interval where every item scored alike and the bootstrap has no spread), the paired bootstrap of the
+difference between two accuracies on the same items, McNemar's exact test, and Holm's adjustment of the
+p-values of several pairs tested together.
 
 Each works on per-item values: 1 where a run labelled the item right, 0 where wrong, and for a group of
 runs that differ only by seed, the fraction of its runs that got the item right (so that the group's
 accuracy, the mean over seeds, is the mean over items of these fractions).
+
+scipy is imported where it is used: `nli-zoo compare --help` does not pay for it.
 """
 
+import math
+
 import numpy as np
-from scipy import stats
 
 CONFIDENCE = 0.95
 RESAMPLES = 5000
@@ -16,19 +21,77 @@ _BATCH = 200  # resamples scipy draws at once: 200 x 9,824 SNLI test items stay 
 
 def bootstrap_interval(values, resamples=RESAMPLES, seed=0, confidence=CONFIDENCE):
     """The percentile bootstrap interval of the mean of per-item `values` (`scipy.stats.bootstrap`): how
-    far the accuracy could move were the test items drawn again from the same distribution.
+    far the accuracy could move were the test items drawn again from the same distribution. Where every
+    item has the same value (a model right on every pair of a class, or wrong on every one) every resample
+    has the same mean and the bootstrap would claim certainty: Wilson's score interval is returned instead
+    (`wilson_interval`), never of zero width.
 
     Returns:
-        `(low, high)`, or None for fewer than two items.
+        `(low, high)`, or None for no items.
     """
+    from scipy import stats
+
     values = np.asarray(values, dtype="float64")
-    if len(values) < 2:
+    if not len(values):
         return None
-    if np.all(values == values[0]):  # every resample has the same mean
-        return float(values[0]), float(values[0])
+    if interval_method(values) == "wilson":
+        return wilson_interval(float(values[0]), len(values), confidence)
     result = stats.bootstrap((values,), np.mean, n_resamples=resamples, confidence_level=confidence,
                              method="percentile", vectorized=True, batch=_BATCH, rng=np.random.default_rng(seed))
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def interval_method(values):
+    """How `bootstrap_interval` bounds the mean of `values`: `"bootstrap"`, or `"wilson"` where every value
+    is the same (every resample would have the same mean)."""
+    values = np.asarray(values, dtype="float64")
+    return "wilson" if len(values) and np.all(values == values[0]) else "bootstrap"
+
+
+def wilson_interval(proportion, items, confidence=CONFIDENCE):
+    """Wilson's score interval (Wilson 1927) of a proportion observed on `items` items: the proportions
+    whose score test at `confidence` does not reject the observed one. Unlike the bootstrap's or the normal
+    approximation's, it has a width at 0 and 1 (one correct answer in one item does not prove accuracy 1).
+
+    Written out rather than taken from `scipy.stats.binomtest(k, n).proportion_ci(method="wilson")`, which
+    wants a whole number of successes: a group of seeds has fractional ones (the mean over its runs). The
+    tests check it against scipy's where the count is whole.
+
+    Returns:
+        `(low, high)`.
+    """
+    from scipy import stats
+
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    n, p = float(items), float(proportion)
+    center = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, center - half), min(1.0, center + half)
+
+
+def p_value_floor(resamples):
+    """The smallest p-value `paired_bootstrap` can give with `resamples` resamples, `2 / (resamples + 1)`:
+    a difference no resample crossed 0 for has a p-value below it, not equal to it."""
+    return 2 / (resamples + 1)
+
+
+def holm(p_values):
+    """Holm's step-down adjustment (Holm 1979) of p-values tested together: sorted ascending, the k-th of m
+    is multiplied by m - k + 1, kept at least the one before it, capped at 1. Rejecting where an adjusted
+    p-value is below alpha keeps the chance of any false rejection among them at most alpha.
+
+    (scipy has no Holm adjustment, only Benjamini-Hochberg's `false_discovery_control`, which controls
+    another rate.)
+
+    Returns:
+        the adjusted p-values, in the order given.
+    """
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted, running = [0.0] * len(p_values), 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
 
 
 def paired_bootstrap(a, b, resamples=RESAMPLES, seed=0, confidence=CONFIDENCE):
@@ -36,10 +99,11 @@ def paired_bootstrap(a, b, resamples=RESAMPLES, seed=0, confidence=CONFIDENCE):
 
     The p-value is the two-sided percentile bootstrap's: twice the smaller share of resampled differences
     on either side of 0 (with one added to the count and to the resamples, so it is never 0), which is below
-    `1 - confidence` exactly when the interval leaves 0 out.
+    `1 - confidence` exactly when the interval leaves 0 out. Where no resample reached 0 it is the floor
+    `p_value_floor(resamples)`, and `"p_below_floor"` is True: the p-value is below it.
 
     Returns:
-        `{"difference", "interval": [low, high], "p_value"}`.
+        `{"difference", "interval": [low, high], "p_value", "p_below_floor"}`.
 
     Raises:
         ValueError: `a` and `b` of different lengths.
@@ -47,10 +111,13 @@ def paired_bootstrap(a, b, resamples=RESAMPLES, seed=0, confidence=CONFIDENCE):
     a, b = np.asarray(a, dtype="float64"), np.asarray(b, dtype="float64")
     if a.shape != b.shape:
         raise ValueError(f"paired values need the same items: {len(a)} and {len(b)}")
+    from scipy import stats
+
     differences = a - b
     observed = float(differences.mean()) if len(differences) else 0.0
     if len(differences) < 2 or np.all(differences == differences[0]):
-        return {"difference": observed, "interval": [observed, observed], "p_value": 1.0 if observed == 0 else 0.0}
+        return {"difference": observed, "interval": [observed, observed], "p_value": 1.0 if observed == 0 else 0.0,
+                "p_below_floor": False}
     result = stats.bootstrap((differences,), np.mean, n_resamples=resamples, confidence_level=confidence,
                              method="percentile", vectorized=True, batch=_BATCH,
                              rng=np.random.default_rng(seed))
@@ -58,7 +125,8 @@ def paired_bootstrap(a, b, resamples=RESAMPLES, seed=0, confidence=CONFIDENCE):
     below, above = np.sum(resampled <= 0), np.sum(resampled >= 0)
     p_value = min(1.0, 2 * (min(below, above) + 1) / (len(resampled) + 1))
     return {"difference": observed, "interval": [float(result.confidence_interval.low),
-                                                 float(result.confidence_interval.high)], "p_value": float(p_value)}
+                                                 float(result.confidence_interval.high)], "p_value": float(p_value),
+            "p_below_floor": bool(min(below, above) == 0)}
 
 
 def mcnemar(correct_a, correct_b):
@@ -71,6 +139,8 @@ def mcnemar(correct_a, correct_b):
     Returns:
         `{"a_only": b, "b_only": c, "p_value"}` (b: items only run A got right; p 1.0 without discordant items).
     """
+    from scipy import stats
+
     correct_a, correct_b = np.asarray(correct_a, bool), np.asarray(correct_b, bool)
     if correct_a.shape != correct_b.shape:
         raise ValueError(f"paired values need the same items: {len(correct_a)} and {len(correct_b)}")

@@ -34,7 +34,7 @@ from zoo import fileio
 from zoo.comparison.spec import SpecError
 from zoo.errors import ConfigError, TrainError, UserError
 from zoo.training import train as train_run
-from zoo.training.trainer import TrainInterrupted
+from zoo.errors import TrainInterrupted
 
 SPEC_FILE = "sweep.json"
 TUNER_DIR = "tuner"

@@ -52,7 +52,7 @@ from zoo.data.layout import NO_GOLD_LABEL, SNLI_FIELDS, Layout, check_fields, re
 from zoo.data.records import DATA_EXTENSIONS, delimited_records, file_records
 from zoo.data.tfds_reader import read_tfds
 
-__all__ = ["load_corpus", "by_role", "describe", "parse_fields", "parse_labels", "parse_roles", "ROLES",
+__all__ = ["load_corpus", "check_source", "by_role", "describe", "parse_fields", "parse_labels", "parse_roles", "ROLES",
            "DEFAULT_ROLES", "DataFormatError", "DataUnavailableError"]
 
 NAMED_SOURCES = ("snli", "snli_sample", "multi_nli")
@@ -246,6 +246,20 @@ def _load_named(source, data_dir, keep_raw):
         skipped[split] = {}  # tfds `multi_nli` has no -1 labels: its builder already left those pairs out
     return splits, _report("multi_nli", "multi_nli", splits, skipped, DEFAULT_ROLES["multi_nli_tfds"],
                            notes=[note])
+
+
+def check_source(source, fields=None, labels=None, roles=None):
+    """What can be checked of a corpus request before anything is read: `source` is a named data set or an
+    existing path, and the `--fields`, `--labels` and `--roles` strings parse.
+
+    Raises:
+        DataUnavailableError: an unknown name or a missing path; ValueError: a malformed option string.
+    """
+    if source not in NAMED_SOURCES and not os.path.exists(os.path.expanduser(os.fspath(source))):
+        raise _unknown_source(source)
+    for text, parse in ((fields, parse_fields), (labels, parse_labels), (roles, parse_roles)):
+        if isinstance(text, str):
+            parse(text)
 
 
 def _unknown_source(source):

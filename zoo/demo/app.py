@@ -1,7 +1,7 @@
 """The demo's Gradio page: a premise and a hypothesis in, each model's label, probabilities, attention
 heatmaps and (tree models) trees out, one column per model.
 
-Gradio is the optional extra `nli-zoo[demo]`: this module imports it at its head, so import it only after
+Gradio is the optional extra `.[demo]`: this module imports it at its head, so import it only after
 checking that Gradio is there (`zoo.commands.demo` does).
 
 Example:
@@ -9,13 +9,16 @@ Example:
 app = build_app([open_model("runs/rocktaschel_wbw"), open_model("runs/esim")])
 url = launch(app)      # http://127.0.0.1:7860/; app.block_thread() waits, app.close() stops
 ```
-The page's one API endpoint, `/predict` (what `gradio_client` calls), takes
+The page's API endpoint `/predict` (what `gradio_client` calls) takes
 `(premise, hypothesis, premise_binary_parse, hypothesis_binary_parse)` and returns, per model in turn,
 the label output (`{"label": ..., "confidences": [...]}`), one heatmap image per attention map the
 model has (none for a model without attention; the image component's label is the map's caption) and
-the trees' text ("" for a model without trees).
+the trees' text ("" for a model without trees). `/example` is what a click on a shipped example does:
+it takes the example's number and returns the pair (and, where a model reads them, its parses) put in
+the boxes, then `/predict`'s outputs for it.
 """
 
+import html
 import sys
 import traceback
 
@@ -24,6 +27,9 @@ import gradio as gr
 from zoo.data.snli import load_snli
 from zoo.data.trees import TreeFormatError, parse_binary_parse
 from zoo.demo.display import describe_map, heatmaps, is_over_tree_nodes, tree_drawings
+from zoo.runs.alignment import near_uniform
+from zoo.runs.evaluation import CHANCE, near_chance
+from zoo.runs.predictor import describe_score
 
 # Longest sentence the page takes (in words): SNLI's longest premise has 82 tokens; a heatmap of
 # hundreds of columns is unreadable, and the models were trained on short sentences.
@@ -65,22 +71,47 @@ def shipped_examples(count=EXAMPLES):
             for e in splits["test"][:count]]
 
 
+def first_result_note(score, probe):
+    """One line under a model's name where its recorded test accuracy is near chance or its attention near
+    uniform ("" otherwise): what a model trained on the shipped sample looks like, said so."""
+    facts = []
+    if score is not None and near_chance(score["accuracy"]):
+        facts.append(f"its test accuracy is near chance ({CHANCE:.2f})")
+    if probe.maps and all(near_uniform(weights) for weights in probe.maps.values()):
+        facts.append("its attention is near uniform")
+    if not facts:
+        return ""
+    return (f"*Not trained enough yet: {' and '.join(facts)}. The papers' models reach 77-89% after training on "
+            "SNLI's 550,000 pairs (`nli-zoo train --model NAME`).*")
+
+
 class Demo:
     """The models and what one click computes.
 
     Args:
         models: `zoo.demo.models.DemoModel`s (one or two).
+        examples: the shipped pairs offered (`shipped_examples()`'s rows).
     """
 
-    def __init__(self, models):
+    def __init__(self, models, examples=None):
         self.models = list(models)
         self.parses_read = any(m.reads_parse_trees for m in self.models)
+        self.examples = shipped_examples() if examples is None else examples
         # One pair through each model: loads its graph now rather than on the first click, and tells which
         # maps it draws (one image each on the page) and whether it attends over tree nodes (then the page
         # shows the trees).
         probes = [m.predictor.explain(*PROBE) for m in self.models]
         self.captions = [[describe_map(probe, name) for name in probe.maps] for probe in probes]
         self.shows_trees = [m.reads_parse_trees or is_over_tree_nodes(probe) for m, probe in zip(self.models, probes)]
+        self.scores = [m.predictor.test_score() for m in self.models]
+        self.notes = [first_result_note(score, probe) for score, probe in zip(self.scores, probes)]
+
+    def example(self, index):
+        """A click on shipped example `index`: the pair put in the boxes (its parses too where a model reads
+        them), then every model's outputs on it (as `predict`)."""
+        premise, hypothesis, premise_parse, hypothesis_parse = self.examples[int(index)]
+        boxes = [premise, hypothesis] + ([premise_parse, hypothesis_parse] if self.parses_read else [])
+        return boxes + self.predict(premise, hypothesis, premise_parse, hypothesis_parse)
 
     def predict(self, premise, hypothesis, premise_parse="", hypothesis_parse=""):
         """Every model's outputs on the pair, in turn: its probabilities, one image per map, its trees' text.
@@ -114,6 +145,11 @@ class Demo:
         return outputs
 
 
+def example_card(premise, hypothesis):
+    """A shipped example as the page shows it: both sentences whole (HTML, escaped)."""
+    return f"<b>P</b> {html.escape(premise)}<br><b>H</b> {html.escape(hypothesis)}"
+
+
 def build_app(models):
     """The page of one or two models (`gradio.Blocks`, not launched).
 
@@ -123,7 +159,7 @@ def build_app(models):
     demo = Demo(models)
     names = " vs ".join(m.name for m in demo.models)
     with gr.Blocks(title=f"nli-zoo demo: {names}", analytics_enabled=False) as app:
-        gr.Markdown(f"## nli-zoo demo: {names}\nType a premise and a hypothesis (or pick a shipped SNLI pair "
+        gr.Markdown(f"## nli-zoo demo: {names}\nType a premise and a hypothesis (or click a shipped SNLI pair "
                     "below): each model gives its label, the three probabilities and what it attended to. "
                     "Heatmaps are coloured over each map's own range.")
         with gr.Row():
@@ -140,24 +176,39 @@ def build_app(models):
                                               placeholder="( ( A person ) ( ( plays music ) . ) )")
         button = gr.Button("Predict", variant="primary")
         inputs = [premise, hypothesis, premise_parse, hypothesis_parse]
-        shown = 4 if demo.parses_read else 2  # the parse columns only where a model reads them
-        gr.Examples([row[:shown] for row in shipped_examples()], inputs=inputs[:shown],
-                    label="Shipped SNLI test pairs")
-        outputs = []
+        # The shipped pairs, whole (Gradio's own examples table cuts a sentence at 60 characters); a click
+        # fills the boxes and predicts.
+        examples = gr.Dataset(components=[gr.HTML(visible=False)], label="Shipped SNLI test pairs (click one)",
+                              samples=[[example_card(row[0], row[1])] for row in demo.examples], type="index",
+                              layout="gallery")
+        per_model = []  # each model's output components: its label, its maps, its trees
         with gr.Row(equal_height=False):
-            for model, captions, shows_trees in zip(demo.models, demo.captions, demo.shows_trees):
+            for model, score, note in zip(demo.models, demo.scores, demo.notes):
                 with gr.Column():
-                    gr.Markdown(f"### {model.name}\n`{model.source}`" + (f"\n\n**{model.note}**" if model.note else ""))
-                    outputs.append(gr.Label(label="label and probabilities", num_top_classes=3))
-                    for caption in captions:  # the caption above the image (a shown label would cover its top)
-                        gr.Markdown(f"**{caption}**")
+                    data = f" · {describe_score(score)}" if score is not None else ""
+                    said = [f"**{model.note}**" if model.note else "", note or ""]  # an unfinished run; near chance
+                    gr.Markdown(f"### {model.name}\n`{model.source}`{data}" + "".join(f"\n\n{s}" for s in said if s))
+                    per_model.append([gr.Label(label="label and probabilities", num_top_classes=3)])
+        # Every map in one row that wraps, each model's in turn (its name in the caption): a model with two
+        # maps beside a model with one leaves no empty column.
+        with gr.Row(equal_height=False):
+            for model, captions, outputs in zip(demo.models, demo.captions, per_model):
+                for caption in captions:
+                    with gr.Column(min_width=360):  # the caption above the image (a label would cover its top)
+                        gr.Markdown(f"**{model.name}**: {caption}")
                         outputs.append(gr.Image(label=caption, show_label=False, type="pil", format="png",
                                                 interactive=False, buttons=["download", "fullscreen"]))
-                    outputs.append(gr.Code(label="trees the model read", language=None, interactive=False,
-                                           lines=8, visible=shows_trees))  # monospaced: the drawing lines up
+        with gr.Row(equal_height=False, visible=any(demo.shows_trees)):
+            for model, shows_trees, outputs in zip(demo.models, demo.shows_trees, per_model):
+                with gr.Column(visible=shows_trees):  # monospaced: the drawing lines up
+                    outputs.append(gr.Code(label=f"trees {model.name} read", language=None, interactive=False,
+                                           lines=8, visible=shows_trees))
+        outputs = [component for components in per_model for component in components]
         button.click(demo.predict, inputs, outputs, api_name="predict")
         for box in (premise, hypothesis):  # Enter in a box predicts too (the same endpoint, not listed twice)
             box.submit(demo.predict, inputs, outputs, api_visibility="private")
+        shown = inputs if demo.parses_read else inputs[:2]  # parses filled only where a model reads them
+        examples.click(demo.example, [examples], shown + outputs, api_name="example")
     return app
 
 

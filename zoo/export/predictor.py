@@ -19,11 +19,10 @@ from zoo import fileio
 from zoo.data.tokenizer import Tokenizer
 from zoo.export.version_files import read_metadata, verify_saved_model
 from zoo.export.serving import signature_error
-from zoo.export.tflite import METADATA_FILE, MODEL_FILE, TFLiteNLI
+from zoo.export.tflite import METADATA_FILE, MODEL_FILE, TFLiteNLI, read_report
+from zoo.runs.kinds import SAVED_MODEL_FILE
 from zoo.runs.predictor import Explanation, Predictor
 from zoo.runs.pairs import check_pairs
-
-SAVED_MODEL_FILE = "saved_model.pb"
 
 
 def _columns(pairs):
@@ -163,6 +162,17 @@ class TFLitePredictor(Predictor):
     @property
     def reads_parse_trees(self):
         return self.nli.metadata.get("max_depth") is not None
+
+    def test_score(self):
+        """The export's own accuracy on its run's test split, as `metadata.json` records it (None without the
+        check)."""
+        try:
+            accuracy = read_report(self.path).get("accuracy") or {}
+        except (OSError, ValueError, AttributeError):
+            return None
+        if accuracy.get("tflite") is None:
+            return None
+        return {"accuracy": accuracy["tflite"], "examples": accuracy.get("examples"), "data": None}
 
     def input_limits(self):
         """The export's tokenizer and its fixed lengths (`tflite.json`), to which every pair is cut."""

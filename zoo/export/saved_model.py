@@ -51,6 +51,7 @@ from zoo.export.serving_graph import INPUT_NAMES, ServingModel, length_boundarie
 from zoo.export.version_files import (MANIFEST_PATH, METADATA_PATH, read_metadata, verify_saved_model,  # noqa: F401
                                       write_manifest, write_metadata_file)
 from zoo.layers.tree_lstm import complete_tree
+from zoo.quiet import quieted
 from zoo.runs.datasets import length_grid
 from zoo.runs.layout import VOCAB_FILE
 
@@ -179,6 +180,17 @@ def cut_notes(lengths, max_lengths_):
             cut += tf.maximum(0, tf.cast(length, tf.int32) - limit)
         empty += tf.cast(tf.equal(length, 0), tf.int32)
     return {"tokens_cut": tf.zeros_like(tf.cast(lengths["premise"], tf.int32)) + cut, "empty_sentences": empty}
+
+
+# The line `log_cut_notes` prints, as a regular expression.
+CUT_NOTES_LINE = r"\[nli-zoo\] \d+ of \d+ pairs cut to .* tokens \(\d+ tokens dropped\); \d+ empty sentences"
+
+
+def without_cut_notes():
+    """A context in which the SavedModel's line about cut pairs and empty sentences (`log_cut_notes`, meant for
+    a server's log) is kept off stderr: for a client that reports the same counts in its own words
+    (`nli-zoo predict`, `evaluate`), so that one fact is one line."""
+    return quieted(also=(CUT_NOTES_LINE,))
 
 
 def log_cut_notes(notes, max_lengths_):

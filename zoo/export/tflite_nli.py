@@ -7,6 +7,7 @@ setting changed there would change the answers), and `model.tflite` and `vocab.t
 `tflite.json` records: files of two exports mixed, or changed since, are refused in one line, never answered.
 """
 
+import contextlib
 import os
 
 import numpy as np
@@ -18,11 +19,12 @@ from zoo.data.pipeline import encode_pairs
 from zoo.data.tokenizer import Tokenizer
 from zoo.data.trees import pair_tree_inputs
 from zoo.data.vocab import PAD_ID, Vocabulary
+from zoo.quiet import quieted
+from zoo.runs.kinds import TFLITE_METADATA_FILE as METADATA_FILE
+from zoo.runs.kinds import TFLITE_MODEL_FILE as MODEL_FILE
 from zoo.runs.layout import VOCAB_FILE
 from zoo.runs.pairs import check_pairs
 
-MODEL_FILE = "model.tflite"
-METADATA_FILE = "tflite.json"
 MANIFEST_FILE = "manifest.json"  # the SHA-256 of the export's other files, written last
 sha256_of = fileio.sha256_file
 
@@ -64,6 +66,7 @@ class TFLiteNLI:
                              f"says {size:,}: {_MIXED}")
         self.interpreter = Interpreter(model_path=os.path.join(directory, MODEL_FILE), num_threads=num_threads)
         self._runner = self.interpreter.get_signature_runner()
+        self._ran = False
 
     def encode(self, pairs):
         """Inputs of `[(premise, hypothesis), ...]`, truncated and padded to the model's fixed lengths.
@@ -98,7 +101,10 @@ class TFLiteNLI:
                                  constant_values=PAD_ID if value.ndim == 2 else PAD_NODE)
                      for key, value in batch.items()}
             try:
-                result = self._runner(**batch)
+                # the first call applies LiteRT's XNNPACK delegate, which says so on stderr: filtered (zoo.quiet)
+                with quieted() if not self._ran else contextlib.nullcontext():
+                    result = self._runner(**batch)
+                self._ran = True
             except (RuntimeError, ValueError) as error:  # e.g. "gather index out of bounds": files not of one export
                 first = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
                 raise ValueError(f"{os.path.join(self.directory, MODEL_FILE)} failed ({first}): {_MIXED}") from None

@@ -20,11 +20,11 @@ import hashlib
 import os
 
 from zoo.errors import UserError
+from zoo.runs.kinds import PREPROCESSOR_CONFIG_FILE
 
 # KerasHub's names (keras_hub/src/utils/preset_utils.py).
 CONFIG_FILE = "config.json"
 MODEL_WEIGHTS_FILE = "model.weights.h5"
-PREPROCESSOR_CONFIG_FILE = "preprocessor.json"
 TOKENIZER_CONFIG_FILE = "tokenizer.json"
 TASK_CONFIG_FILE = "task.json"
 METADATA_FILE = "metadata.json"

@@ -26,7 +26,7 @@ from zoo.errors import ConfigError, TrainError
 from zoo.reproduction import report as reporting
 from zoo.reproduction.plan import REPORTS_DIR, SWEEPS_DIR, check_directory, check_runs
 from zoo.training import train as train_run
-from zoo.training.trainer import TrainInterrupted
+from zoo.errors import TrainInterrupted
 
 
 def reproduce(paper, rows, spec, directory, train=train_run, resamples=statistics.RESAMPLES, seed=0, out=None,

@@ -21,7 +21,7 @@ __all__ = ["Run", "RunRecord", "build_model", "load_record", "load_run"]
 
 # `Run`, `build_model` and `load_run` import TensorFlow and keras (about 6 s together): they are loaded on
 # first use, so that importing a light module of this package (`zoo.runs.record`, `zoo.runs.layout`) does
-# not start TensorFlow before a command has filtered its start-up lines (`zoo.commands.startup`).
+# not start TensorFlow before a command has filtered its start-up lines (`zoo.quiet`).
 _LAZY = {"Run": "zoo.runs.run", "build_model": "zoo.runs.run", "load_run": "zoo.runs.run"}
 
 

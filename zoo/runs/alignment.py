@@ -38,9 +38,34 @@ def alignment_grid(explanation, name="attention"):
     return weights, columns, rows
 
 
+# Near-uniform attention: every row's strongest weight at most this many times the even share (1 / columns).
+# An untrained or barely trained model spreads its attention about evenly; a trained one puts most of a
+# row's weight on a few words.
+NEAR_UNIFORM_RATIO = 1.5
+
+
+def near_uniform(weights):
+    """Whether an attention map is near uniform: no row gives its strongest column more than
+    `NEAR_UNIFORM_RATIO` times the even share."""
+    weights = np.asarray(weights, dtype="float32")
+    if weights.ndim != 2 or weights.shape[1] < 2 or not weights.size:
+        return False
+    return bool(np.all(weights.max(axis=1) * weights.shape[1] <= NEAR_UNIFORM_RATIO))
+
+
+def uniform_note(explanation):
+    """One line where the explanation's maps are all near uniform ("" otherwise)."""
+    if not explanation.maps or not all(near_uniform(w) for w in explanation.maps.values()):
+        return ""
+    return ("[note] the attention is near uniform (no word gets more than "
+            f"{NEAR_UNIFORM_RATIO:g}x the even share): the model has not learned where to look yet; train it on "
+            "SNLI (nli-zoo train --model NAME) for maps like the papers'")
+
+
 def text_heatmap(weights, columns, rows):
     """The alignment as a text heatmap: one line per row, two characters per column (darker = more
-    weight, on an absolute 0..1 scale), followed by the row's strongest column and its weight.
+    weight, over the map's own range from its lowest to its highest weight, as the PNG's colours), followed
+    by the row's strongest column and its weight, and a last line giving the range.
 
     Args:
         weights: float `[len(rows), len(columns)]`.
@@ -51,14 +76,18 @@ def text_heatmap(weights, columns, rows):
         the heatmap as a multi-line string.
     """
     weights = np.asarray(weights, dtype="float32")
+    low, high = (float(weights.min()), float(weights.max())) if weights.size else (0.0, 0.0)
+    scaled = (weights - low) / (high - low) if high > low else np.zeros_like(weights)
     width = max([len(r) for r in rows] + [4])
     lines = ["columns: " + "  ".join(f"{i}={c}" for i, c in enumerate(columns)),
              " " * (width + 2) + "".join(f"{i % 100:<2d}" for i in range(len(columns)))]
-    for label, row in zip(rows, weights):
-        cells = "".join(SHADES[min(len(SHADES) - 1, int(round(w * (len(SHADES) - 1))))] * 2 for w in row)
+    for label, row, shades in zip(rows, weights, scaled):
+        cells = "".join(SHADES[min(len(SHADES) - 1, int(round(w * (len(SHADES) - 1))))] * 2 for w in shades)
         best = int(np.argmax(row)) if len(row) else 0
         strongest = f"  -> {columns[best]} {row[best]:.2f}" if len(row) else ""
         lines.append(f"{label:>{width}} |{cells}|{strongest}")
+    lines.append(f"shades: '{SHADES[0]}' = {low:.3f} to '{SHADES[-1]}' = {high:.3f} (this map's range)"
+                 if high > low else f"every weight is {high:.3f}")
     return "\n".join(lines)
 
 

@@ -27,6 +27,9 @@ import os
 import sys
 from typing import Optional
 
+from zoo.data.corpora import check_source
+from zoo.data.embeddings import check_vectors
+from zoo.data.errors import DataUnavailableError
 from zoo.errors import ConfigError
 from zoo.fileio import CorruptFileError
 from zoo.registry import apply_overrides, get_preset
@@ -237,6 +240,32 @@ class RunConfig:
         values.path_to_write(self.run_dir, "--run-dir", want="folder")
         if self.logdir is not None:
             values.path_to_write(self.logdir, "--logdir", want="folder")
+        self.check_inputs()
+
+    def check_inputs(self):
+        """What can be checked of the data, the word vectors and the runs named before anything is read or
+        downloaded (and before TensorFlow starts): a known data set or an existing path whose `--fields`,
+        `--labels` and `--roles` parse, known vectors or an existing vector file, run directories.
+
+        Raises:
+            ConfigError: one line naming the option.
+        """
+        try:
+            check_source(self.source, self.fields, self.labels, self.roles)
+        except (DataUnavailableError, ValueError) as error:
+            raise ConfigError(f"{'--data-dir' if self.data_dir else '--dataset'}: {error}"
+                              if str(error).startswith("unknown") else str(error)) from None
+        if self.embeddings != "none":
+            try:
+                check_vectors(self.embeddings)
+            except DataUnavailableError as error:
+                raise ConfigError(f"--embeddings: {error}") from None
+        for option, run_dir in [("--init-from", self.init_from)] + [("--members", m) for m in self.members or ()]:
+            if run_dir is not None:
+                try:
+                    load_record(run_dir)
+                except (OSError, CorruptFileError) as error:
+                    raise ConfigError(f"{option}: {error}") from None
 
     # Derived values ---------------------------------------------------------------------------------
     @property

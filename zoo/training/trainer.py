@@ -23,7 +23,7 @@ import tensorflow as tf
 from zoo.data import LABELS
 from zoo.data.pipeline import ShapeLog, encode_pairs
 from zoo.data.tokenizer import Tokenizer
-from zoo.errors import TrainError
+from zoo.errors import TrainError, TrainInterrupted
 from zoo.fileio import CorruptFileError, LockedError, sha256_file
 from zoo.runs import layout, load_run
 from zoo.runs.faults import fault_point
@@ -355,9 +355,10 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
                                                             os.path.normpath(config.run_dir), extra)
     callbacks.insert(1, randomness)
     callbacks += list(extra_callbacks)
-    plan = gpu_plan(model, distributed=strategy.num_replicas_in_sync > 1)
-    print(f"[train] XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} LSTM(s) "
-          f"on cuDNN, {len(plan['loops'])} other recurrent loop(s); {plan['why']}", flush=True)
+    if tf.config.list_logical_devices("GPU"):  # a GPU-only notice: where there is none it says nothing true
+        plan = gpu_plan(model, distributed=strategy.num_replicas_in_sync > 1)
+        print(f"[train] XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} "
+              f"LSTM(s) on cuDNN, {len(plan['loops'])} other recurrent loop(s); {plan['why']}", flush=True)
     if model.jit_compile and compile_cache.UNAVAILABLE:
         print(f"[train] no compilation cache: {compile_cache.UNAVAILABLE['why']}; set NLI_ZOO_CACHE or --compile-cache "
               "to a writable folder to keep the compiled steps for a rerun", flush=True)
@@ -421,8 +422,3 @@ def fit_in_cluster(model, datasets, config, callbacks, initial_epoch, run_dir):
         raise TrainError(f"training stopped on a TensorFlow error in the cluster ({type(error).__name__}: "
                          f"{first[:200]}); if a worker stopped, rerun every worker's command to resume from the "
                          "last finished epoch") from None
-
-
-class TrainInterrupted(TrainError):
-    """The user stopped training (Ctrl-C); the run resumes from its last finished epoch."""
-
