@@ -5,6 +5,10 @@ XLA compiles each jitted step (TensorFlow with `jit_compile=True`, every JAX tra
 LLVM optimisation by default. The tests check what a compiled step computes, not how fast it runs, so
 the suite asks XLA for its cheapest backend optimisation: compilation takes about a third less time and
 the results are the same within the tests' tolerances. Set XLA_FLAGS yourself to test another setting.
+
+The two xdist workers take whole files (pytest.ini: `--dist loadfile`), so that a file's module fixtures (a
+trained run, a reproduction, the exports of every model) are built once, not once per worker; the files
+that take longest start first (`LONGEST_FIRST`, from `--durations`), so that the two workers end together.
 """
 
 import os
@@ -12,6 +16,26 @@ import os
 import pytest
 
 os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true")
+
+# Seconds of a worker each file took (`python -m pytest --durations=0`, summed per file), longest first.
+LONGEST_FIRST = ("test_export.py",            # 451
+                 "test_models.py",            # 448
+                 "test_faults.py",            # 286
+                 "test_reliability_runs.py",  # 235
+                 "test_train.py",             # 194
+                 "test_multi_worker.py",      # 125
+                 "test_reproduce.py",         # 109
+                 "test_export_whole.py",      # 88
+                 "test_predict.py",           # 80
+                 "test_train_trees.py",       # 77
+                 "test_sweep.py",             # 72
+                 "test_serialization.py")     # 71
+
+
+def pytest_collection_modifyitems(items):
+    """The longest files first, each file's tests in their own order (a stable sort)."""
+    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
 @pytest.fixture(scope="module")

@@ -176,7 +176,14 @@ def test_ctrl_c_says_how_to_resume(tmp_path):
         if "[train] epoch 1 done" in line or time.time() > deadline:
             break
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    try:
+        _, err = process.communicate(timeout=180)
+    except subprocess.TimeoutExpired:  # say what was still running (a loaded machine has taken 60 s here once)
+        tree = subprocess.run(["ps", "-o", "pid,ppid,stat,etime,args", "--ppid", str(process.pid), "-p",
+                               str(process.pid)], capture_output=True, text=True).stdout
+        process.kill()
+        _, err = process.communicate()
+        pytest.fail(f"train.py had not ended 180 s after Ctrl-C; its processes:\n{tree}\nstderr:\n{err[-2000:]}")
     assert process.returncode == 130
     lines = [line for line in err.strip().splitlines() if line.startswith("train.py:")]
     assert len(lines) == 1 and "rerun the same command to resume" in lines[0], err[-2000:]

@@ -25,8 +25,9 @@ def tiny(model, run_dir, *extra):
 @pytest.fixture(scope="module")
 def members(tmp_path_factory):
     root = tmp_path_factory.mktemp("members")
-    esim = train_script.main(tiny("esim", root / "esim", *ONE_SHAPE))
-    tree = train_script.main(tiny("esim_tree", root / "tree", *ONE_SHAPE))
+    no_images = ("--attention-examples", "0")  # the members' images are not what these tests look at
+    esim = train_script.main(tiny("esim", root / "esim", *ONE_SHAPE, *no_images))
+    tree = train_script.main(tiny("esim_tree", root / "tree", *ONE_SHAPE, *no_images))
     return root, esim, tree
 
 

@@ -19,6 +19,7 @@ This module reads and writes those files; `config.json` (the typed `RunRecord`) 
 are read and written by `zoo.runs.record`.
 """
 
+import dataclasses
 import os
 import shutil
 
@@ -212,9 +213,8 @@ def extension_state(run_dir, state, epochs, record):
     start, target = extension["from_epoch"], extension["epochs"]
     if current <= start:
         if epochs <= start and os.path.exists(os.path.join(run_dir, PREVIOUS_RESULTS_FILE)):
-            settings = record.to_json()
-            settings["preset"]["train"]["epochs"] = start
-            save_record(run_dir, type(record).from_json(settings, os.path.join(run_dir, CONFIG_FILE)))
+            settings = record.settings.replace(train={"epochs": start})  # the finished run's, as it was
+            save_record(run_dir, dataclasses.replace(record, settings=settings))
             os.replace(os.path.join(run_dir, PREVIOUS_RESULTS_FILE), os.path.join(run_dir, RESULTS_FILE))
             print(f"[train] {run_dir}: the training further to {target} epochs had not finished an epoch: its "
                   f"{start}-epoch results are back in {RESULTS_FILE}", flush=True)
