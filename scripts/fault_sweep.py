@@ -227,6 +227,10 @@ def main(argv=None):
     parser.add_argument("--work-dir", default=None, help="where the runs go (default: a temporary folder, removed)")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     args = parser.parse_args(argv)
+    from zoo.quiet import filter_stderr, quiet_environment
+
+    quiet_environment()
+    filter_stderr()  # the table's progress lines without TensorFlow's start-up notices (imported for the steps)
     root = args.work_dir or tempfile.mkdtemp(prefix="fault-sweep-")
     rows, bad = [], 0
     try:

@@ -3,7 +3,7 @@ it accepts), one real reproduction on tiny settings (two rows, two seeds, a reru
 dry run), a reproduction killed at three places and rerun ending with the uninterrupted report, and the
 user errors (one line, status 2).
 
-The papers' text is not read here (the suite has no ../shared): scripts/check_paper_tables.py checks the
+The papers' text is not read here (a clone holds no copy of the papers): scripts/check_paper_tables.py checks the
 figures and quotations against it.
 """
 

@@ -1,6 +1,6 @@
 """Options shared by several commands, and the typed requests built from them."""
 
-from zoo.commands.parsing import FILE_TO_READ, FOLDER_TO_READ
+from zoo.commands.parsing import BATCH_SIZE, COUNT, FILE_TO_READ, FOLDER_TO_READ, PATH_TO_READ
 from zoo.diagnostics.request import SUITES, DiagnosticsRequest
 
 
@@ -12,6 +12,20 @@ def add_corpus_options(parser):
     parser.add_argument("--labels", default=None, metavar="DATA=LABEL,...",
                         help="NLI files: map the data's labels to entailment/neutral/contradiction (or 0/1/2), "
                              "e.g. entails=entailment,contradicts=contradiction")
+
+
+def add_train_options(parser, vectors):
+    """The options of `nli-zoo train` that a command training several runs passes on to each (sweep,
+    reproduce), checked as train checks them; `vectors`: what `--embeddings` defaults to."""
+    parser.add_argument("--dataset", default=None, help="as nli-zoo train (default snli)")
+    parser.add_argument("--data-dir", default=None, type=PATH_TO_READ, help="as nli-zoo train: a corpus on disk")
+    parser.add_argument("--embeddings", default=None, help=f"as nli-zoo train (default: {vectors})")
+    parser.add_argument("--embedding-dim", type=COUNT, default=None, help="as nli-zoo train, with --embeddings none")
+    parser.add_argument("--epochs", type=COUNT, default=None, help="as nli-zoo train")
+    parser.add_argument("--batch-size", type=BATCH_SIZE, default=None, help="as nli-zoo train")
+    parser.add_argument("--max-train-examples", type=COUNT, default=None, help="as nli-zoo train")
+    parser.add_argument("--max-eval-examples", type=COUNT, default=None, help="as nli-zoo train")
+    parser.add_argument("--verbose", type=int, choices=(0, 1, 2), default=None, help="as nli-zoo train")
 
 
 def add_diagnostics_options(parser):

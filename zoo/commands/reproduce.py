@@ -18,7 +18,8 @@ import os
 import sys
 import warnings
 
-from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_WRITE, PATH_TO_READ, SEED, CommandParser, fail, guarded
+from zoo.commands.options import add_train_options
+from zoo.commands.parsing import COUNT, FOLDER_TO_WRITE, SEED, CommandParser, fail, guarded
 from zoo.comparison import statistics
 from zoo.comparison.spec import TRAIN_OPTIONS, SpecError
 from zoo.errors import UserError
@@ -44,15 +45,7 @@ def build_parser(prog="nli-zoo reproduce"):
                                                     "rerun to resume; several papers may share it")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                         help="a preset setting of every run, as nli-zoo train --set (not a row's own switch)")
-    parser.add_argument("--dataset", default=None, help="as nli-zoo train (default snli)")
-    parser.add_argument("--data-dir", default=None, type=PATH_TO_READ, help="as nli-zoo train: a corpus on disk")
-    parser.add_argument("--embeddings", default=None, help="as nli-zoo train (default: each row's paper vectors)")
-    parser.add_argument("--embedding-dim", type=COUNT, default=None, help="as nli-zoo train, with --embeddings none")
-    parser.add_argument("--epochs", type=COUNT, default=None, help="as nli-zoo train")
-    parser.add_argument("--batch-size", type=BATCH_SIZE, default=None, help="as nli-zoo train")
-    parser.add_argument("--max-train-examples", type=COUNT, default=None, help="as nli-zoo train")
-    parser.add_argument("--max-eval-examples", type=COUNT, default=None, help="as nli-zoo train")
-    parser.add_argument("--verbose", type=int, choices=(0, 1, 2), default=None, help="as nli-zoo train")
+    add_train_options(parser, vectors="each row's paper vectors")
     parser.add_argument("--dry-run", action="store_true",
                         help="list what would be trained, each run's state, and an epoch's time on this machine "
                              "estimated from a few timed training steps; train nothing")

@@ -17,7 +17,8 @@ after its last finished epoch. Several processes share one sweep through KerasTu
 import sys
 import warnings
 
-from zoo.commands.parsing import BATCH_SIZE, COUNT, FOLDER_TO_WRITE, PATH_TO_READ, CommandParser, guarded
+from zoo.commands.options import add_train_options
+from zoo.commands.parsing import COUNT, FOLDER_TO_WRITE, CommandParser, guarded
 from zoo.comparison.spec import SEARCHES, TRAIN_OPTIONS, SpecError, SweepSpec, entries_from_flags
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
@@ -47,15 +48,7 @@ def build_parser(prog="nli-zoo sweep"):
                              "values, e.g. learning_rate=1e-4:1e-2:log, dropout=0:0.5, hidden_size=100,200, "
                              "lr_decay.wait=1:3")
     parser.add_argument("--max-trials", type=COUNT, default=None, help="samples of a search (default 10)")
-    parser.add_argument("--dataset", default=None, help="as nli-zoo train (default snli)")
-    parser.add_argument("--data-dir", default=None, type=PATH_TO_READ, help="as nli-zoo train: a corpus on disk")
-    parser.add_argument("--embeddings", default=None, help="as nli-zoo train (default: each model's paper vectors)")
-    parser.add_argument("--embedding-dim", type=COUNT, default=None, help="as nli-zoo train, with --embeddings none")
-    parser.add_argument("--epochs", type=COUNT, default=None, help="as nli-zoo train")
-    parser.add_argument("--batch-size", type=BATCH_SIZE, default=None, help="as nli-zoo train")
-    parser.add_argument("--max-train-examples", type=COUNT, default=None, help="as nli-zoo train")
-    parser.add_argument("--max-eval-examples", type=COUNT, default=None, help="as nli-zoo train")
-    parser.add_argument("--verbose", type=int, choices=(0, 1, 2), default=None, help="as nli-zoo train")
+    add_train_options(parser, vectors="each model's paper vectors")
     return parser
 
 

@@ -13,7 +13,6 @@ opens one and reads only the rows asked for.
 """
 
 import hashlib
-import mmap
 import os
 import shutil
 
@@ -39,13 +38,7 @@ def _rebuild(index_dir):
     return f"delete {index_dir} to rebuild it"
 
 
-def file_sha256(path):
-    """The SHA-256 (hex) of a file, hashed through a memory map (one call, no copy into Python's memory)."""
-    with open(path, "rb") as f:
-        if os.fstat(f.fileno()).st_size == 0:  # an empty file cannot be mapped
-            return hashlib.sha256().hexdigest()
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            return hashlib.sha256(view).hexdigest()
+file_sha256 = fileio.sha256_file  # the SHA-256 (hex) of a file, through a memory map (zoo.fileio.checksums)
 
 
 def read_meta(index_dir):
