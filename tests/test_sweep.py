@@ -168,6 +168,31 @@ def test_a_killed_sweep_reruns_only_what_is_left(tmp_path):
         run_sweep(spec_of(ISSUE_EXAMPLE + ["--epochs", "3"]), str(tmp_path), train=train)
 
 
+def test_a_sweep_killed_as_it_writes_a_new_trial_trains_that_trial_on_the_rerun(tmp_path, monkeypatch):
+    """Killed between a new trial's `trial.json` and the oracle's state (`sweep:trial`, the fault sweep's
+    row): the rerun takes the trial up, where it used to list it as running, train nothing and exit 0."""
+    from tests.support.runs import Killed
+    from zoo.comparison.tuner import run_sweep
+    from zoo.fileio import faults as fileio_faults
+
+    spec = spec_of(["--models", "bowman_lstm", "--seeds", "1", "--dataset", "snli_sample", "--embeddings", "none",
+                    "--embedding-dim", "4", "--epochs", "1"])
+    calls = []
+
+    def kill(step, epoch=None):
+        raise Killed(step)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(fileio_faults, "kill", kill)
+        patch.setenv(fileio_faults.FAULT_VARIABLE, "sweep:trial")
+        with pytest.raises(Killed):
+            run_sweep(spec, str(tmp_path), train=quick_train(calls))
+    assert calls == []  # killed before the trial trained
+    summary = run_sweep(spec, str(tmp_path), train=quick_train(calls))
+    assert calls == [str(tmp_path / "runs" / "bowman_lstm-seed=0")]
+    assert [t["status"] for t in summary["trials"]] == ["COMPLETED"]
+
+
 def test_damaged_sweep_files_are_one_line_and_their_remedies_work(tmp_path, capsys):
     """A damaged oracle.json, trial.json or sweep.json is one line naming the file and its remedy (before
     KerasTuner reads it); following it (delete tuner/, or sweep.json) hands out the same runs again; a spec

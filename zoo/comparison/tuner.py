@@ -85,11 +85,15 @@ class _KeptState:
         fileio.fault_point("sweep:trial")
 
     def set_state(self, state):
-        """KerasTuner's state, with the trials that failed queued to run again (a rerun after a fix)."""
+        """KerasTuner's state, with the trials that failed queued to run again (a rerun after a fix), and so
+        is a trial whose `trial.json` says it runs but that the state does not list as ongoing: a process
+        killed between the two writes of a new trial (`sweep:trial`) left it so, and no tuner would take it up."""
         state = dict(state, retry_queue=list(state["retry_queue"]), run_times=dict(state["run_times"]),
                      end_order=list(state["end_order"]))
+        ongoing = set(state["ongoing_trials"].values())
         for trial_id, trial in sorted(self.trials.items()):
-            if trial.status == TrialStatus.FAILED and trial_id not in state["retry_queue"]:
+            orphaned = trial.status == TrialStatus.RUNNING and trial_id not in ongoing
+            if (trial.status == TrialStatus.FAILED or orphaned) and trial_id not in state["retry_queue"]:
                 state["retry_queue"].append(trial_id)
                 state["run_times"][trial_id] = 0
                 if trial_id in state["end_order"]:
