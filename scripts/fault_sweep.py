@@ -184,7 +184,8 @@ def outcome(done, folder, kind, expected):
     lines = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith(("[", "I0000", "W0000",
                                                                                                   "E0000", "WARNING"))]
     if done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr:
-        return "one line: " + lines[0].split(": ", 2)[-1][:90]
+        line = lines[0].split(": ", 2)[-1].replace(kind.source, "SOURCE").replace(os.path.join(folder, "run"), "RUN")
+        return "one line: " + line[:110]
     return f"FAILED (status {done.returncode})"
 
 
