@@ -1,7 +1,7 @@
 """Kills every kind of run at every write step, reruns it, and prints whether the rerun is the uninterrupted run.
 
     python scripts/fault_sweep.py                        # every kind, every step (about an hour on 2 cores)
-    python scripts/fault_sweep.py --kinds init_from extension --jobs 2
+    python scripts/fault_sweep.py --kinds extension sweep_trial --jobs 2   # (two fine-tunings at once meet at their source's lock)
     python scripts/fault_sweep.py --kinds plain --steps state@1 results --markdown
 
 For each kind of run:
