@@ -146,6 +146,30 @@ def test_the_filter_drops_the_notices_and_passes_the_rest_as_it_comes():
     assert run_pump([CUINIT], gpu=True) == [CUINIT]  # on a machine with a GPU it says the driver is broken
 
 
+WRITERS_GONE = """
+import os, sys, time
+from zoo.quiet import _FILTER, filter_stderr
+filter_stderr()
+os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # descriptor 2 pointed elsewhere: the filter's pipe has no writer
+time.sleep(1.5)
+with open(f"/proc/{_FILTER['pid']}/stat") as f:
+    fields = f.read().rsplit(")", 1)[1].split()
+print("FILTER_CPU", (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads the filter's CPU time from /proc")
+def test_the_filter_waits_without_spinning_once_its_writers_are_gone():
+    """A process whose descriptor 2 goes elsewhere while it lives (pytest's capture does it around a test that
+    runs a command in-process) leaves the filter a pipe without writers: it waits for the end, not at full
+    speed on a core (it did, and slowed the suite)."""
+    done = subprocess.run([sys.executable, "-c", WRITERS_GONE], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    seconds = [float(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("FILTER_CPU")]
+    assert done.returncode == 0 and seconds, done.stderr[-2000:]
+    assert seconds[0] < 0.3, f"the filter used {seconds[0]} s of CPU in 1.5 s without a writer"
+
+
 COMMANDS_RUN = """
 import json, sys
 import zoo

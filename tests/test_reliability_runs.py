@@ -165,16 +165,27 @@ def test_training_stops_at_the_first_non_finite_loss_and_writes_no_results(tmp_p
                       else '{"epochs": []}')["epochs"] == []
 
 
+def as_from_a_terminal():
+    """In the child before it starts: SIGINT handled and unblocked, as for a command started in a terminal.
+    A pytest worker's child inherits the worker's signal state, which an earlier test in the same worker has
+    left with SIGINT not delivered (the child then slept through the Ctrl-C: seen twice in the full suite)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+
+
 def test_ctrl_c_says_how_to_resume(tmp_path):
     run_dir = tmp_path / "run"
     process = subprocess.Popen(
         [sys.executable, str(ROOT / "train.py"),
          *tiny_args(run_dir, "--epochs", "3", "--attention-examples", "0", "--pause-after-epoch", "60", *ONE_SHAPE)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_env())
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_env(),
+        preexec_fn=as_from_a_terminal)
     deadline = time.time() + 240
     for line in process.stdout:
         if "[train] epoch 1 done" in line or time.time() > deadline:
             break
+    with open(f"/proc/{process.pid}/status") as f:  # what the process does with SIGINT, said if it fails
+        signals = [line.strip() for line in f if line.startswith(("SigBlk", "SigIgn", "SigCgt"))]
     process.send_signal(signal.SIGINT)
     try:
         _, err = process.communicate(timeout=180)
@@ -183,7 +194,8 @@ def test_ctrl_c_says_how_to_resume(tmp_path):
                                str(process.pid)], capture_output=True, text=True).stdout
         process.kill()
         _, err = process.communicate()
-        pytest.fail(f"train.py had not ended 180 s after Ctrl-C; its processes:\n{tree}\nstderr:\n{err[-2000:]}")
+        pytest.fail(f"train.py had not ended 180 s after Ctrl-C ({signals}); its processes:\n{tree}\n"
+                    f"stderr:\n{err[-2000:]}")
     assert process.returncode == 130
     lines = [line for line in err.strip().splitlines() if line.startswith("train.py:")]
     assert len(lines) == 1 and "rerun the same command to resume" in lines[0], err[-2000:]

@@ -256,10 +256,16 @@ def _pump(reader, alive, target, noise):
     poller = select.poll()
     poller.register(reader, select.POLLIN)
     poller.register(alive, select.POLLIN)
+    reading = True
     while True:
         ready = {fd for fd, _ in poller.poll()}
-        if reader in ready and _copy(reader, target, noise, state):
-            continue
+        if reading and reader in ready:
+            if _copy(reader, target, noise, state):
+                continue
+            # Every writer has closed (descriptor 2 was pointed elsewhere): nothing more can come, and the
+            # reader would now be ready at every poll, a loop at full speed; wait for the command's end alone.
+            poller.unregister(reader)
+            reading = False
         if alive in ready:  # the command has ended: what it wrote is all in the buffer now
             os.set_blocking(reader, False)
             while _copy(reader, target, noise, state):
