@@ -6,6 +6,14 @@ LLVM optimisation by default. The tests check what a compiled step computes, not
 the suite asks XLA for its cheapest backend optimisation: compilation takes about a third less time and
 the results are the same within the tests' tolerances. Set XLA_FLAGS yourself to test another setting.
 
+Every test process (the xdist workers and the commands they start) runs TensorFlow's, oneDNN's and XLA's
+kernels on one thread (`TF_NUM_INTRAOP_THREADS`, `OMP_NUM_THREADS`, XLA's `intra_op_parallelism_threads`):
+the two workers and the processes they start already fill both cores, and thread pools sized for the whole
+machine in each of them spent about a quarter of the suite's CPU time waiting on each other (whole suite on
+the idle 2-core machine: 2,434 s of CPU and 21:17 with the pools, 1,822 s and 16:56 without). The variables
+are defaults: set one yourself to test another setting. Inter-op threads stay TensorFlow's (collectives of
+the mirrored tests need two).
+
 The two xdist workers take whole files (pytest.ini: `--dist loadfile`), so that a file's module fixtures (a
 trained run, a reproduction, the exports of every model) are built once, not once per worker; the files
 that take longest start first (`LONGEST_FIRST`, from `--durations`), so that the two workers end together.
@@ -15,7 +23,10 @@ import os
 
 import pytest
 
-os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true")
+os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+                      " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+for _name in ("TF_NUM_INTRAOP_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
 
 # Seconds of a worker each file took (`python -m pytest --durations=0`, summed per file), longest first.
 LONGEST_FIRST = ("test_export.py",            # 451
