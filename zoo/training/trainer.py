@@ -366,6 +366,10 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     backup.set_model(model)
     with strategy.scope():  # the optimizer's variables, mirrored like the model's
         initial_epoch = backup.start(state, config.train.epochs)  # None: training is complete
+        if initial_epoch is not None and not model.optimizer.built:
+            # The zero moments Keras would create inside the first step (no state was restored): created
+            # here, the training step is traced once instead of twice (a second or more of every start).
+            model.optimizer.build(model.trainable_variables)
     layout.seal(run_dir)  # best.weights.h5 and history.json as the state has them, config.json, vocab.txt
     fault_point("started")
     if initial_epoch is not None:
