@@ -98,9 +98,11 @@ def finished_run(run_dir, model_name, dev=0.4375, test=0.40625, **options):
 
 # train.py's tiny runs -------------------------------------------------------------------------------
 TINY_MODEL = "rocktaschel_wbw"  # attends, so attention images are drawn
+# No attention or confusion images (`--images-every 0`): they cost about 0.7 s of a tiny run's 6 s, and the
+# tests that check them ask for them (tests/test_train.py's `trained`, tests/test_train_images.py).
 TINY = ["--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "8",
         "--max-train-examples", "64", "--max-eval-examples", "32", "--set", "hidden_size=8",
-        "--batch-size", "16", "--verbose", "2"]
+        "--batch-size", "16", "--verbose", "2", "--images-every", "0"]
 # Sentences cut to the length grid's first cell: every batch has one shape, so a process traces its steps
 # once (for the tests whose subject is not the batch shapes).
 ONE_SHAPE = ["--set", "max_premise_length=14", "--set", "max_hypothesis_length=10"]
