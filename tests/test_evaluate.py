@@ -203,3 +203,25 @@ def test_output_names_a_file_or_a_folder_and_max_examples_is_reported(run, tmp_p
     assert json.loads((folder / "snli_sample-test.json").read_text())["results"] == report["results"]
     assert report["results"]["test"]["examples"] == 5
     assert "scoring the first 5 of 144 pairs (--max-examples)" in capsys.readouterr().out
+
+
+def test_scoring_traces_the_predict_function_once_for_every_batch_shape(run, monkeypatch):
+    """The dev and test scoring of `evaluate` (and of training's end) run Keras's predict over batches of several
+    shapes (the length grid's cells); its function is traced once, for the dataset's own spec, not once per
+    new shape. The scores are those of the model called on each batch."""
+    from zoo.models.base import NLIModel
+    from zoo.runs import datasets, evaluation
+
+    loaded = zoo.load(str(run))
+    examples = load_corpus("snli_sample")[0]["test"][:40]
+    batches = datasets.make_model_batches(examples, loaded.vocab, loaded.tokenizer, loaded.settings, batch_size=4)
+    shapes = {(int(x["premise"].shape[1]), int(x["hypothesis"].shape[1])) for x, _, _ in batches}
+    assert len(shapes) > 1, shapes  # the subject: batches of several shapes
+    traced = []
+    keras_predict_step = NLIModel.predict_step
+    monkeypatch.setattr(NLIModel, "predict_step", lambda self, data: traced.append(1) or keras_predict_step(self, data))
+    gold, logits = evaluation.predict(loaded.model, batches)
+    assert len(traced) == 1, traced
+    expected = np.concatenate([np.asarray(loaded.model(x, training=False))[np.asarray(w) > 0] for x, _, w in batches])
+    np.testing.assert_allclose(logits, expected, atol=1e-5)
+    assert len(gold) == len(examples)

@@ -32,10 +32,32 @@ def predict(model, dataset, verbose=0):
         weights.append(np.asarray(weight))
     if not gold:
         return np.zeros(0, "int64"), np.zeros((0, len(LABELS)), "float32")
-    logits = np.asarray(model.predict(dataset.map(lambda features, labels, weights: features), verbose=verbose),
-                        dtype="float32")
+    features = dataset.map(lambda features, labels, weights: features)
+    trace_predict_once(model, features.element_spec)
+    logits = np.asarray(model.predict(features, verbose=verbose), dtype="float32")
     real = np.concatenate(weights) > 0
     return np.concatenate(gold)[real], logits[real]
+
+
+def trace_predict_once(model, spec):
+    """Traces Keras's predict function (TensorFlow backend) for batches of `spec`, the dataset's own element
+    spec (lengths unknown), before `model.predict` runs.
+
+    Keras calls its predict function with each batch's tensors, so a dataset whose batches come in several
+    shapes (the length grid's cells) traces it again for each new shape until `reduce_retracing` has relaxed
+    the shapes: three traces of a paper-size ESIM (about 1.5 s each on one core) on the first call. Traced
+    once for the relaxed spec, every batch shape is served by that one function. Keras's XLA (`jit_compile`)
+    compiles per shape anyway, JAX traces otherwise, and several replicas get their batches split per
+    replica (another signature): all left as they are.
+    """
+    import keras
+
+    if (keras.backend.backend() != "tensorflow" or model.run_eagerly or model.jit_compile
+            or model.distribute_strategy.num_replicas_in_sync != 1):
+        return
+    with model.distribute_strategy.scope():
+        function = model.make_predict_function() or model.predict_function
+        function.get_concrete_function([spec])  # Keras's calling convention: a list of one step's batch
 
 
 def predict_labels(model, dataset, verbose=0):
