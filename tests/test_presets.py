@@ -184,7 +184,7 @@ def test_facade_is_lazy_and_loads_presets(preset_dir, classifier):
     assert out.stdout.strip() == "[]", out.stderr
 
 
-def test_fit_on_raw_pairs_fine_tunes_and_saves_again(preset_dir, tmp_path):
+def test_fit_on_raw_pairs_fine_tunes_and_saves_again(preset_dir, tmp_path, monkeypatch):
     from zoo.data.snli import load_snli
 
     classifier = from_preset(preset_dir)
@@ -194,7 +194,14 @@ def test_fit_on_raw_pairs_fine_tunes_and_saves_again(preset_dir, tmp_path):
     names = [classifier.labels[ex["label"]] for ex in examples]
     before = [w.copy() for w in classifier.backbone.get_weights()]
     initial = classifier.evaluate(pairs, names, verbose=0)[0]
+    traced = {"train_step": [], "predict_step": []}  # Python runs a step's code only while it is traced
+    for step, calls in traced.items():
+        keras_step = getattr(type(classifier), step)
+        monkeypatch.setattr(type(classifier), step, lambda self, data, k=keras_step, c=calls: c.append(1) or k(self, data))
     history = classifier.fit(pairs, names, epochs=4, batch_size=8, seed=0, verbose=0)
+    classifier.predict(pairs, batch_size=8)  # batches of several shapes
+    monkeypatch.undo()
+    assert len(traced["train_step"]) == 1 and len(traced["predict_step"]) == 1, traced  # the optimizer built first
     losses = history.history["loss"]
     assert losses[-1] < losses[0]
     assert classifier.evaluate(pairs, names, verbose=0)[0] < initial

@@ -32,6 +32,7 @@ from zoo.data.pipeline import with_input_options
 from zoo.layers.serializable import serializable
 from zoo.presets.preprocessor import is_raw
 from zoo.presets.saving import write_preset
+from zoo.runs.evaluation import trace_predict_once
 from zoo.runs.optimizer import make_optimizer
 from zoo.runs.run import softmax
 from zoo.settings import TrainSettings
@@ -150,6 +151,8 @@ class NLIClassifier(keras.Model):
         if isinstance(validation_data, (tuple, list)) and len(validation_data) == 2 and is_raw(validation_data[0]):
             _, validation_data = self._raw_data(*validation_data, 256)
         self.fine_tuned = True
+        if self.optimizer is not None and not self.optimizer.built:  # else Keras traces the first step twice
+            self.optimizer.build(self.trainable_variables)
         return super().fit(x, y, batch_size=batch_size, epochs=epochs, verbose=verbose, callbacks=callbacks,
                            validation_data=validation_data, shuffle=shuffle, **kwargs)
 
@@ -171,6 +174,7 @@ class NLIClassifier(keras.Model):
             pairs, data = self._raw_data(x, None, batch_size or 256)
             if not pairs:
                 return np.zeros((0, len(self.labels)), "float32")
+            trace_predict_once(self, data.element_spec)  # one trace for every batch shape
             logits = super().predict(data, verbose=verbose, steps=steps, callbacks=callbacks)
         else:
             logits = super().predict(x, batch_size=batch_size, verbose=verbose, steps=steps, callbacks=callbacks)

@@ -40,8 +40,8 @@ def predict(model, dataset, verbose=0):
 
 
 def trace_predict_once(model, spec):
-    """Traces Keras's predict function (TensorFlow backend) for batches of `spec`, the dataset's own element
-    spec (lengths unknown), before `model.predict` runs.
+    """Traces Keras's predict function (TensorFlow backend) for batches of `spec`, the element spec of the
+    dataset given to `model.predict` (lengths unknown), before it runs.
 
     Keras calls its predict function with each batch's tensors, so a dataset whose batches come in several
     shapes (the length grid's cells) traces it again for each new shape until `reduce_retracing` has relaxed
