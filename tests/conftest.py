@@ -29,18 +29,19 @@ for _name in ("TF_NUM_INTRAOP_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
 # Seconds of a worker each file took (`python -m pytest --durations=0`, summed per file), longest first.
-LONGEST_FIRST = ("test_export.py",            # 451
-                 "test_models.py",            # 448
-                 "test_faults.py",            # 286
-                 "test_reliability_runs.py",  # 235
-                 "test_train.py",             # 194
-                 "test_multi_worker.py",      # 125
-                 "test_reproduce.py",         # 109
-                 "test_export_whole.py",      # 88
-                 "test_predict.py",           # 80
-                 "test_train_trees.py",       # 77
-                 "test_sweep.py",             # 72
-                 "test_serialization.py")     # 71
+LONGEST_FIRST = ("test_models.py",            # 370
+                 "test_export.py",            # 334
+                 "test_reliability_runs.py",  # 161
+                 "test_faults.py",            # 135
+                 "test_train.py",             # 118
+                 "test_multi_worker.py",      # 107
+                 "test_serialization.py",     # 67
+                 "test_export_whole.py",      # 59
+                 "test_predict.py",           # 51
+                 "test_sweep.py",             # 45
+                 "test_recurrent.py",         # 45
+                 "test_train_trees.py",       # 44
+                 "test_evaluate.py")          # 42
 
 
 def pytest_collection_modifyitems(items):
