@@ -164,7 +164,9 @@ def build_training_state(model, pairs, labels):
     and Keras creates them in the first step on the TensorFlow backend: creating them here (the optimizer's
     slots for every trainable weight, the compiled metrics' state, reset again) leaves one trace, half the
     time of a tiny model's first epoch. Training is unchanged: the same zero slots and empty metrics."""
-    model.optimizer.build(model.trainable_variables)
+    from zoo.runs.optimizer import build_optimizer  # the library's, as the trainer builds it
+
+    build_optimizer(model)
     few = {key: value[:2] for key, value in pairs.items()}
     model.compute_metrics(few, labels[:2], model(few), sample_weight=None)
     model.reset_metrics()

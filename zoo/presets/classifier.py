@@ -33,7 +33,7 @@ from zoo.layers.serializable import serializable
 from zoo.presets.preprocessor import is_raw
 from zoo.presets.saving import write_preset
 from zoo.runs.evaluation import trace_predict_once
-from zoo.runs.optimizer import make_optimizer
+from zoo.runs.optimizer import build_optimizer, make_optimizer
 from zoo.runs.run import softmax
 from zoo.settings import TrainSettings
 
@@ -96,7 +96,7 @@ class NLIClassifier(keras.Model):
         """Compiles as saved in a `.keras` file (Keras calls it when loading one)."""
         self.compile(**keras.saving.deserialize_keras_object(config))
         if self.built:
-            self.optimizer.build(self.trainable_variables)
+            build_optimizer(self)
 
     @property
     def labels(self):
@@ -151,8 +151,7 @@ class NLIClassifier(keras.Model):
         if isinstance(validation_data, (tuple, list)) and len(validation_data) == 2 and is_raw(validation_data[0]):
             _, validation_data = self._raw_data(*validation_data, 256)
         self.fine_tuned = True
-        if self.optimizer is not None and not self.optimizer.built:  # else Keras traces the first step twice
-            self.optimizer.build(self.trainable_variables)
+        build_optimizer(self)  # else Keras traces the first step twice
         return super().fit(x, y, batch_size=batch_size, epochs=epochs, verbose=verbose, callbacks=callbacks,
                            validation_data=validation_data, shuffle=shuffle, **kwargs)
 

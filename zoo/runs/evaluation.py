@@ -56,8 +56,8 @@ def trace_predict_once(model, spec):
             or model.distribute_strategy.num_replicas_in_sync != 1):
         return
     with model.distribute_strategy.scope():
-        function = model.make_predict_function() or model.predict_function
-        function.get_concrete_function([spec])  # Keras's calling convention: a list of one step's batch
+        model.make_predict_function()
+        model.predict_function.get_concrete_function([spec])  # Keras's calling convention: one step's batch, in a list
 
 
 def predict_labels(model, dataset, verbose=0):

@@ -26,4 +26,14 @@ def make_optimizer(train):
         raise ConfigError(f"unknown optimizer {train.optimizer!r}: {error}") from None
 
 
-__all__ = ["TrainSettings", "make_optimizer"]
+def build_optimizer(model):
+    """Creates a compiled model's optimizer variables (its step count and zero moments) for the model's
+    trainable weights, unless they exist: what Keras does inside the first training step, done before it
+    so that `tf.function` traces the step once instead of twice (a variable created while tracing makes it
+    trace again). Also before loading weights saved with the optimizer's state, which an unbuilt optimizer
+    would skip. Training is unchanged: the same zero state."""
+    if model.optimizer is not None and not model.optimizer.built:
+        model.optimizer.build(model.trainable_variables)
+
+
+__all__ = ["TrainSettings", "build_optimizer", "make_optimizer"]

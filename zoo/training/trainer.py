@@ -27,6 +27,7 @@ from zoo.errors import TrainError, TrainInterrupted
 from zoo.fileio import CorruptFileError, LockedError, sha256_file
 from zoo.runs import layout, load_run
 from zoo.runs.faults import fault_point
+from zoo.runs.optimizer import build_optimizer
 from zoo.runs.datasets import length_grid, length_notes, make_model_batches
 from zoo.runs.evaluation import evaluate_examples, format_results
 from zoo.runs.record import load_record, save_record
@@ -366,10 +367,8 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     backup.set_model(model)
     with strategy.scope():  # the optimizer's variables, mirrored like the model's
         initial_epoch = backup.start(state, config.train.epochs)  # None: training is complete
-        if initial_epoch is not None and not model.optimizer.built:
-            # The zero moments Keras would create inside the first step (no state was restored): created
-            # here, the training step is traced once instead of twice (a second or more of every start).
-            model.optimizer.build(model.trainable_variables)
+        if initial_epoch is not None:  # no state restored: the zero moments now, one trace of the step
+            build_optimizer(model)
     layout.seal(run_dir)  # best.weights.h5 and history.json as the state has them, config.json, vocab.txt
     fault_point("started")
     if initial_epoch is not None:

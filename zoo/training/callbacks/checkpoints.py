@@ -26,6 +26,7 @@ from zoo import fileio
 from zoo.errors import TrainError
 from zoo.runs import layout
 from zoo.runs.faults import fault_point
+from zoo.runs.optimizer import build_optimizer
 from zoo.runs.state import (RunState, best_epoch_of, best_name, generation, is_complete, weights_name,
                              weights_readable)
 from zoo.training.callbacks.monitor import ReplayingMonitor
@@ -181,8 +182,7 @@ class Backup(keras.callbacks.Callback):
         self.state.check_files(record)  # every file it names, as committed (RunStateError names the one at fault)
         path = self.state.path(record["weights"])
         if record.get("optimizer", True):
-            if self.model.optimizer is not None and not self.model.optimizer.built:
-                self.model.optimizer.build(self.model.trainable_variables)
+            build_optimizer(self.model)
             self.model.load_weights(path)
             return
         # the first generation of a finished run trained further (its best weights), or epoch 0 of a run started
