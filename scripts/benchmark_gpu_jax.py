@@ -9,15 +9,28 @@
 same shapes; torch 1.7 and later want `pack_padded_sequence`'s lengths on the CPU, which that code predates:
 give `sorted_lengths.cpu()` there (esim/layers.py, line 116).
 """
-import os, sys, time, subprocess
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+parser = argparse.ArgumentParser(description="ESIM under JAX on a GPU, or the PyTorch reference with the same shapes")
+parser.add_argument("--torch-reference", metavar="ESIM_CLONE", help="run the reference from this clone instead")
+args = parser.parse_args()
+if args.torch_reference:
+    raise SystemExit(subprocess.call([sys.executable, os.path.join(HERE, "benchmark_gpu_torch.py"), args.torch_reference]))
 os.environ["KERAS_BACKEND"] = "jax"
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if "--torch-reference" in sys.argv:
-    sys.argv = [sys.argv[0], os.path.join(os.path.dirname(os.path.abspath(__file__)), "benchmark_gpu_torch.py"), *sys.argv[sys.argv.index("--torch-reference") + 1:]]
-    raise SystemExit(__import__("subprocess").call([sys.executable, *sys.argv[1:]]))
-import numpy as np, jax, keras
+sys.path.insert(0, os.path.dirname(HERE))
+import jax  # noqa: E402
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
 from zoo.registry import create_model
-print("devices", jax.devices(), subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip())
+gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                     text=True).stdout.strip() if shutil.which("nvidia-smi") else "no nvidia-smi"
+print("devices", jax.devices(), gpu)
 rng = np.random.default_rng(0)
 def batch(n, lp=24, lh=12):
     p = rng.integers(1, 40000, (n, lp)).astype("int32"); h = rng.integers(1, 40000, (n, lh)).astype("int32")
