@@ -1,11 +1,6 @@
 """Behaviour every registered model must show (timm-style: parametrised over the whole registry)."""
 
 import functools
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,9 +8,9 @@ import tensorflow as tf
 
 import zoo
 from tests.support import models as tc
+from tests.support.jax_checks import jax_report
 
 MODELS = zoo.list_models()
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @functools.lru_cache(maxsize=None)
@@ -23,6 +18,20 @@ def built(name):
     """`tc.make_model(name)`, built once per process for the tests below that only run it (no training, no
     weight set): padding, attention rows, empty sentences, the config round trip (its clone is apart)."""
     return tc.make_model(name)
+
+
+def test_every_model_runs_under_jax(tmp_path_factory):
+    """Every model jitted and trained one step on the JAX backend, in the session's one JAX subprocess
+    (tests/support/jax_checks.py, shared with tests/test_serialization.py and tests/test_recurrent.py); first
+    in this file, the first on its worker (conftest.py's LONGEST_FIRST), so the others find its report written."""
+    result = jax_report(tmp_path_factory)
+    assert result["returncode"] == 0 and result["report"], result["stderr"]
+    report = {name: r for name, r in result["report"].items() if name in MODELS}
+    assert sorted(report) == sorted(MODELS)
+    for name, r in report.items():
+        # the outputs are the loaded model's compiled explain() run with this model's weights: the same function
+        assert r["same_graph"] and r["finite"] and np.isfinite(r["loss"]), (name, r)
+        assert not r["unchanged"], f"{name}: one JAX training step left weights unchanged: {r}"
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -112,57 +121,3 @@ def test_unknown_constructor_argument_is_an_error():
 def test_list_models_pattern():
     assert zoo.list_models("rocktaschel_wbw*") == ["rocktaschel_wbw", "rocktaschel_wbw_two_way"]
     assert "bowman_lstm" in zoo.list_models()
-
-
-JAX_SCRIPT = """
-import json
-import numpy as np
-import keras
-assert keras.backend.backend() == "jax", keras.backend.backend()
-import sys
-import jax
-import zoo
-from tests.support import models as tc
-report = {}
-for name in sys.argv[1:]:
-    # build() creates every weight without a forward pass (tests/test_serialization.py checks it); explain()
-    # runs jitted, as Keras's own predict and fit run under JAX: an eager first call compiles every op apart,
-    # at twice to four times the cost (the eager path: tests/test_recurrent.py's JAX step of esim)
-    # tc.shallow: the tree models' level loops cover the batch's at most 7 words, not the presets' 48 levels
-    model = tc.make_unbuilt_model(name, **tc.shallow(name))
-    model.build()
-    batch = tc.random_pairs(batch=4)
-
-    def explain(values, batch):
-        with keras.StatelessScope(state_mapping=list(zip(model.variables, values))):
-            return model.explain(batch)
-
-    outputs = jax.jit(explain)([v.value for v in model.variables], batch)
-    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    before = [np.array(v) for v in model.trainable_variables]
-    loss = float(model.train_on_batch(batch, np.arange(4) % 3))
-    # Adam moves every weight whose gradient is non-zero; a weight without gradient stays bit-identical.
-    report[name] = {"loss": loss,
-                    "finite": bool(all(np.all(np.isfinite(np.asarray(v))) for v in outputs.values())),
-                    "unchanged": [v.path for b, v in zip(before, model.trainable_variables)
-                                  if np.array_equal(b, np.array(v))]}
-print("JAX_REPORT " + json.dumps(report))
-"""
-
-
-JAX_CHUNKS = 1  # one process for every model (the file runs on one xdist worker: pytest.ini, --dist loadfile)
-
-
-@pytest.mark.parametrize("chunk", range(JAX_CHUNKS))
-def test_every_model_runs_under_jax(chunk):
-    names = MODELS[chunk::JAX_CHUNKS]
-    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run([sys.executable, "-c", JAX_SCRIPT, *names], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=900)
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("JAX_REPORT ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
-    report = json.loads(lines[-1][len("JAX_REPORT "):])
-    assert sorted(report) == sorted(names)
-    for name, r in report.items():
-        assert r["finite"] and np.isfinite(r["loss"]), (name, r)
-        assert not r["unchanged"], f"{name}: one JAX training step left weights unchanged: {r}"

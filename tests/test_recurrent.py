@@ -1,20 +1,15 @@
 """The fused bidirectional LSTM answers, learns and loads exactly like Keras's `Bidirectional(LSTM)`."""
 
-import json
-import os
-import subprocess
-import sys
-
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests.support.jax_checks import jax_report
 from tests.support.recurrent import both_paths, make_inputs, make_layer, same_step_on_either_loop
 from zoo.layers.loop_choice import choose_loop
 from zoo.layers.recurrent import BidirectionalLSTM
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOLERANCE = 1e-5
 
 
@@ -217,28 +212,14 @@ def test_weights_load_from_a_keras_bidirectional_checkpoint(tmp_path):
     np.testing.assert_allclose(np.asarray(ours(x)), np.asarray(plain(x)), atol=TOLERANCE, rtol=0)
 
 
-JAX_SCRIPT = """
-import json, sys
-import numpy as np
-import keras
-assert keras.backend.backend() == "jax"
-from tests.support.recurrent import both_paths, make_inputs, make_layer, same_step_on_either_loop
-layer = make_layer()
-x, mask = make_inputs()
-fused, reference = both_paths(layer, x, mask)
-# jax.custom_gradient: one training step moves every weight as Keras's loops do
-same_step_on_either_loop("esim", "auto")
-print("JAX_DIFFERENCE " + json.dumps(float(np.abs(fused - reference).max())))
-"""
-
-
-def test_fused_loop_and_its_gradient_under_jax():
-    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run([sys.executable, "-c", JAX_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("JAX_DIFFERENCE ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
-    assert json.loads(lines[-1].split(" ", 1)[1]) <= TOLERANCE
+def test_fused_loop_and_its_gradient_under_jax(tmp_path_factory):
+    """The fused loop against Keras's, and one training step on either loop (`jax.custom_gradient`), in the
+    session's one JAX subprocess (tests/support/jax_checks.py)."""
+    result = jax_report(tmp_path_factory)
+    assert result["returncode"] == 0 and result["report"], result["stderr"]
+    recurrent = result["report"]["recurrent"]
+    assert recurrent["step_error"] is None, recurrent["step_error"]
+    assert recurrent["difference"] <= TOLERANCE
 
 
 @pytest.mark.parametrize("name, loop", [("esim", "auto"), ("esim", "fused"), ("paria_bilstm", "auto")])

@@ -7,25 +7,20 @@ the same logits and `explain()` maps, and still train.
 
 import importlib
 import inspect
-import json
-import os
 import pkgutil
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import zoo
 from tests.support import models as tc
+from tests.support.jax_checks import jax_report
 from tests.support.models import frozen_word_setup, shallow, word_tables
 from zoo.models.base import NLIModel
 from zoo.registry import KERAS_PACKAGE
 
 MODELS = zoo.list_models()
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def zoo_classes():
@@ -171,71 +166,14 @@ def test_loaded_model_trains_on_with_its_frozen_words(name, tmp_path):
                                atol=1e-6, rtol=0)
 
 
-JAX_SCRIPT = """
-import json, os, tempfile, warnings
-import numpy as np
-import jax
-import keras
-assert keras.backend.backend() == "jax", keras.backend.backend()
-import zoo
-from tests.support import models as tc
-from tests.support.models import frozen_word_setup, shallow, word_tables
-
-
-def stateless_explain(model):
-    # model.explain(batch) as a function of the values of model.variables (in their order).
-    def explain(values, batch):
-        with keras.StatelessScope(state_mapping=list(zip(model.variables, values))):
-            return model.explain(batch)
-    return explain
-
-
-report, directory = {}, tempfile.mkdtemp()
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    for name in zoo.list_models():
-        model = tc.make_unbuilt_model(name, **shallow(name))
-        model.build()
-        batch = tc.model_inputs(model, tc.random_pairs(batch=2, max_premise=4, max_hypothesis=3))
-        model.save(os.path.join(directory, name + ".keras"))
-        loaded = keras.models.load_model(os.path.join(directory, name + ".keras"))
-        saved = [v.value for v in model.variables]
-        restored = [v.value for v in loaded.variables]
-        # The loaded model computes the same function of (weights, inputs) as the original (same jaxpr), so
-        # one compiled explain() of the loaded model, run with either model's weights, gives both outputs.
-        same_graph = (str(jax.make_jaxpr(stateless_explain(model))(saved, batch))
-                      == str(jax.make_jaxpr(stateless_explain(loaded))(restored, batch)))
-        explain = jax.jit(stateless_explain(loaded))
-        before, after = explain(saved, batch), explain(restored, batch)
-        report[name] = {
-            "same_class": type(loaded) is type(model), "same_config": loaded.get_config() == model.get_config(),
-            "same_graph": same_graph, "keys": sorted(before) == sorted(after),
-            "diff": max(float(np.max(np.abs(np.asarray(before[k], "float64") - np.asarray(after[k], "float64"))))
-                        for k in before)}
-    # Training after the round trip, with frozen pretrained words and a few tunable ones.
-    model, batch, labels = frozen_word_setup("rocktaschel_wbw", run_eagerly=False)
-    model.save(os.path.join(directory, "trained.keras"))
-    loaded = keras.models.load_model(os.path.join(directory, "trained.keras"))
-    frozen, tunable = word_tables(loaded)
-    loss = loaded.fit(batch, labels, batch_size=8, epochs=1, verbose=0).history["loss"][-1]
-    frozen_after, tunable_after = word_tables(loaded)
-    report["fit_after_load"] = {"loss": float(loss), "frozen_kept": bool(np.array_equal(frozen[0], frozen_after[0])),
-                                "tunable_moved": not np.array_equal(tunable[0], tunable_after[0])}
-report["unbuilt_warnings"] = tc.unbuilt_state_warnings(caught)
-print("JAX_REPORT " + json.dumps(report))
-"""
-
-
-def test_every_model_round_trips_under_jax():
-    """The same round trip on the JAX backend, every registered model in one process (the backend is
-    fixed per process), and one model trained after loading."""
-    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run([sys.executable, "-c", JAX_SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=900)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("JAX_REPORT ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
-    report = json.loads(lines[-1][len("JAX_REPORT "):])
+def test_every_model_round_trips_under_jax(tmp_path_factory):
+    """The same round trip on the JAX backend, every registered model in the session's one JAX subprocess
+    (tests/support/jax_checks.py, shared with tests/test_models.py), and one model trained after loading."""
+    result = jax_report(tmp_path_factory)
+    assert result["returncode"] == 0 and result["report"], result["stderr"]
+    report = dict(result["report"])
     assert report.pop("unbuilt_warnings") == []
+    report.pop("recurrent")  # tests/test_recurrent.py's
     fit = report.pop("fit_after_load")
     assert np.isfinite(fit["loss"]) and fit["frozen_kept"] and fit["tunable_moved"], fit
     assert sorted(report) == MODELS
