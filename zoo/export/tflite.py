@@ -138,12 +138,15 @@ def convert(run, batch_size=1, quantize="none", maps=True):
         outputs = model.explain(dict(zip(shapes, inputs)), xla=True)  # fixed shapes: no packed loop
         return {name: tf.cast(outputs[name], tf.float32) for name in names if name in outputs}
 
+    # One trace gives the output shapes and the archive's endpoint (the archive would trace a plain function
+    # again to list its variables: the model traced three times where `tf.saved_model.save` needs two).
+    endpoint = tf.function(serve, input_signature=spec, autograph=False)
     output_shapes = {name: list(value.shape) for name, value in
-                     tf.function(serve).get_concrete_function(*spec).structured_outputs.items()}
+                     endpoint.get_concrete_function().structured_outputs.items()}
 
     archive = keras.export.ExportArchive()
     archive.track(model)
-    archive.add_endpoint("serving_default", serve, input_signature=spec)
+    archive.add_endpoint("serving_default", endpoint)
     with tempfile.TemporaryDirectory() as saved_model_dir:
         archive.write_out(saved_model_dir, verbose=False)
         converter = tf.lite.TFLiteConverter.from_saved_model(saved_model_dir)
