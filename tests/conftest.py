@@ -29,19 +29,19 @@ for _name in ("TF_NUM_INTRAOP_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
 # Seconds of a worker each file took (`python -m pytest --durations=0`, summed per file), longest first.
-LONGEST_FIRST = ("test_models.py",            # 370
-                 "test_export.py",            # 334
-                 "test_reliability_runs.py",  # 161
-                 "test_faults.py",            # 135
-                 "test_train.py",             # 118
-                 "test_multi_worker.py",      # 107
-                 "test_serialization.py",     # 67
-                 "test_export_whole.py",      # 59
-                 "test_predict.py",           # 51
+LONGEST_FIRST = ("test_models.py",            # 368
+                 "test_export.py",            # 335
+                 "test_reliability_runs.py",  # 148
+                 "test_faults.py",            # 124
+                 "test_multi_worker.py",      # 102
+                 "test_train.py",             # 92
+                 "test_predict.py",           # 64
+                 "test_export_whole.py",      # 57
                  "test_sweep.py",             # 45
-                 "test_recurrent.py",         # 45
-                 "test_train_trees.py",       # 44
-                 "test_evaluate.py")          # 42
+                 "test_evaluate.py",          # 42
+                 "test_train_trees.py",       # 40
+                 "test_commands.py",          # 34
+                 "test_tree_models.py")       # 32
 
 
 def pytest_collection_modifyitems(items):
