@@ -197,7 +197,8 @@ def test_fit_on_raw_pairs_fine_tunes_and_saves_again(preset_dir, tmp_path, monke
     traced = {"train_step": [], "predict_step": []}  # Python runs a step's code only while it is traced
     for step, calls in traced.items():
         keras_step = getattr(type(classifier), step)
-        monkeypatch.setattr(type(classifier), step, lambda self, data, k=keras_step, c=calls: c.append(1) or k(self, data))
+        monkeypatch.setattr(type(classifier), step,
+                            lambda self, data, k=keras_step, c=calls: c.append(1) or k(self, data))
     history = classifier.fit(pairs, names, epochs=4, batch_size=8, seed=0, verbose=0)
     classifier.predict(pairs, batch_size=8)  # batches of several shapes
     monkeypatch.undo()
