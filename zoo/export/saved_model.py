@@ -39,13 +39,13 @@ path = export_saved_model(zoo.load("runs/rocktaschel_wbw"), "models/rocktaschel_
 import os
 import sys
 
-import keras
 import tensorflow as tf
 
 from zoo import fileio
 from zoo.data.tree_graph import PARSE_BLANK, tf_parse_error_check, tf_parse_trees
 from zoo.data.vocab import PAD_ID, UNK_ID
 from zoo.export import serving_files as files
+from zoo.export.archive import model_archive
 from zoo.export.exporting import ExportError, exporting
 from zoo.export.serving_graph import INPUT_NAMES, ServingModel, length_boundaries
 from zoo.export.version_files import (MANIFEST_PATH, METADATA_PATH, read_metadata, verify_saved_model,  # noqa: F401
@@ -241,7 +241,7 @@ def build_archive(run, xla_max_batch=0, chunk_size=0):
     spec = [tf.TensorSpec([None], tf.string, name=name) for name in names]
     # traced once for [B, Lp], [B, Lh] ids, called by both signatures; bi-LSTMs on packed sequences on a CPU
     # (no work on padding: zoo.layers.loop_choice); the XLA path traces the model apart
-    model_explain = tf.function(model.explain)
+    model_explain = tf.function(model.explain, autograph=False)
 
     def explain_outputs(texts):
         texts = checked_request(texts)
@@ -257,7 +257,7 @@ def build_archive(run, xla_max_batch=0, chunk_size=0):
         outputs.update(cut_notes(lengths, encoder.max_lengths))
         return outputs
 
-    @tf.function(input_signature=spec)
+    @tf.function(input_signature=spec, autograph=False)
     def explain(*texts):  # the signature's inputs are named by `spec`
         return explain_outputs(dict(zip(names, texts)))
 
@@ -284,30 +284,14 @@ def build_archive(run, xla_max_batch=0, chunk_size=0):
         raise ExportError(f"--xla-max-batch: {run.record.model} reads parse trees, which the XLA path "
                           "does not pad; export it without XLA")
 
-    archive = keras.export.ExportArchive()
-    archive.track(model)
+    archive = model_archive(model)
     archive.track(encoder.table)
     archive.add_endpoint("serving_default", serve, input_signature=spec)
     archive.add_endpoint(EXPLAIN_SIGNATURE, explain)
-    _save_each_variable_once(archive)
     archive.encoder = encoder  # keeps the asset alive until write_out
     if fast is not None:
         archive.fast = fast
     return archive
-
-
-def _save_each_variable_once(archive):
-    """Lists the archive's tracked variables as the `tf.Variable`s the endpoints capture.
-
-    `track()` lists the Keras variables, and writing the archive lists the `tf.Variable`s its functions
-    capture (`_all_variables`); the checkpoint then holds every weight twice (an ESIM with a 40,000-word
-    table: 94 MB of variables instead of 47). With the same objects in both lists each is saved once, and
-    `loaded.variables` still lists the weights.
-    """
-    trackable = getattr(archive, "_tf_trackable", None)
-    for name in ("variables", "trainable_variables", "non_trainable_variables"):
-        if trackable is not None and hasattr(trackable, name):
-            setattr(trackable, name, [getattr(v, "value", v) for v in getattr(trackable, name)])
 
 
 def write_metadata(saved_model_dir, run, extra=None):

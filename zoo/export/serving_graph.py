@@ -61,10 +61,10 @@ class ServingModel(tf.Module):
         self.xla_max_batch = int(xla_max_batch)
         self.chunk_size = int(chunk_size)
         self.model = model
-        self.explain_fn = explain_fn or tf.function(model.explain)
+        self.explain_fn = explain_fn or tf.function(model.explain, autograph=False)
         # xla=True: the bi-LSTMs keep to fixed shapes (zoo.layers.loop_choice)
         self.compiled = tf.function(lambda inputs: tf.cast(model.explain(inputs, xla=True)["probabilities"],
-                                                           tf.float32), jit_compile=True) if self.xla_max_batch else None
+                                                           tf.float32), jit_compile=True, autograph=False) if self.xla_max_batch else None
 
     def plain(self, inputs):
         return tf.cast(self.explain_fn(inputs)["probabilities"], tf.float32)

@@ -49,12 +49,12 @@ import json
 import os
 import tempfile
 
-import keras
 import numpy as np
 import tensorflow as tf
 
 from zoo import fileio
 from zoo.data.corpora import by_role, load_corpus
+from zoo.export.archive import model_archive
 from zoo.export.exporting import ExportError, exporting
 from zoo.export.saved_model import INPUT_NAMES, max_lengths
 from zoo.export.tflite_nli import MANIFEST_FILE, METADATA_FILE, MODEL_FILE, TFLiteNLI, sha256_of
@@ -144,8 +144,7 @@ def convert(run, batch_size=1, quantize="none", maps=True):
     output_shapes = {name: list(value.shape) for name, value in
                      endpoint.get_concrete_function().structured_outputs.items()}
 
-    archive = keras.export.ExportArchive()
-    archive.track(model)
+    archive = model_archive(model)
     archive.add_endpoint("serving_default", endpoint)
     with tempfile.TemporaryDirectory() as saved_model_dir:
         archive.write_out(saved_model_dir, verbose=False)
