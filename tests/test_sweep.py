@@ -9,8 +9,10 @@ that writes a run's results at once, since what they check is which runs are tra
 import json
 import os
 import socket
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -285,27 +287,47 @@ print("TRIALS", len(summary["trials"]))
 """
 
 
-def test_two_workers_on_loopback_share_one_sweep_and_run_no_trial_twice(tmp_path):
+def start_sweep_on_loopback(tmp_path, log):
+    """Starts KerasTuner's chief and two workers of one sweep on a free loopback port; returns the processes
+    and whether the chief served until both workers ended (`False`: it failed first, e.g. because another
+    process took the port between the probe and the chief's bind, and the workers were stopped: they would
+    wait for an oracle that is not there, as they once did for 240 s in a full run of the suite)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    script = tmp_path / "worker.py"
-    script.write_text(WORKER)
-    log = tmp_path / "logs" / "trained"
-    log.parent.mkdir()
     base = dict(os.environ, PYTHONPATH=str(ROOT), KERAS_BACKEND="numpy", KERASTUNER_ORACLE_IP="127.0.0.1",
                 KERASTUNER_ORACLE_PORT=str(port))
-    command = [sys.executable, str(script), str(log), str(tmp_path / "S"), *ISSUE_EXAMPLE]
+    command = [sys.executable, str(tmp_path / "worker.py"), str(log), str(tmp_path / "S"), *ISSUE_EXAMPLE]
     processes = {name: subprocess.Popen(command, env=dict(base, KERASTUNER_TUNER_ID=name), cwd=tmp_path,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                  for name in ("chief", "worker0", "worker1")}
+    deadline, chief_up = time.time() + 240, True
     try:
-        outputs = {name: processes[name].communicate(timeout=240)[0] for name in ("worker0", "worker1")}
+        while any(processes[name].poll() is None for name in ("worker0", "worker1")) and time.time() < deadline:
+            if processes["chief"].poll() not in (None, 0):  # it ends with 0 once the workers have
+                chief_up = False
+                break
+            time.sleep(0.2)
     finally:
         for process in processes.values():
             if process.poll() is None:
                 process.terminate()
                 process.wait(timeout=30)
+    return processes, chief_up
+
+
+def test_two_workers_on_loopback_share_one_sweep_and_run_no_trial_twice(tmp_path):
+    (tmp_path / "worker.py").write_text(WORKER)
+    log = tmp_path / "logs" / "trained"
+    log.parent.mkdir()
+    processes, chief_up = start_sweep_on_loopback(tmp_path, log)
+    if not chief_up:  # once more on another port, from a clean slate
+        shutil.rmtree(tmp_path / "S", ignore_errors=True)
+        for path in log.parent.iterdir():
+            path.unlink()
+        processes, chief_up = start_sweep_on_loopback(tmp_path, log)
+    outputs = {name: process.stdout.read() for name, process in processes.items()}
+    assert chief_up, outputs
     assert all(processes[name].returncode == 0 for name in ("worker0", "worker1")), outputs
     trained = [json.loads(line) for line in log.read_text().splitlines()]
     run_dirs = [run_dir for _, run_dir in trained]
