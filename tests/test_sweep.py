@@ -8,8 +8,8 @@ that writes a run's results at once, since what they check is which runs are tra
 
 import json
 import os
-import socket
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -288,19 +288,23 @@ print("TRIALS", len(summary["trials"]))
 
 
 def start_sweep_on_loopback(tmp_path, log):
-    """Starts KerasTuner's chief and two workers of one sweep on a free loopback port; returns the processes
-    and whether the chief served until both workers ended (`False`: it failed first, e.g. because another
-    process took the port between the probe and the chief's bind, and the workers were stopped: they would
-    wait for an oracle that is not there, as they once did for 240 s in a full run of the suite)."""
+    """Starts KerasTuner's chief and two workers of one sweep on a free loopback port, each writing its
+    output to `tmp_path/NAME.out` (a file, not a pipe: nothing waits for a reader while the others are
+    polled); returns the processes, their outputs and whether the chief served until both workers ended
+    (`False`: it failed first, e.g. because another process took the port between the probe and the chief's
+    bind, and the workers were stopped: they would wait for an oracle that is not there, as they once did
+    for 240 s in a full run of the suite)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     base = dict(os.environ, PYTHONPATH=str(ROOT), KERAS_BACKEND="numpy", KERASTUNER_ORACLE_IP="127.0.0.1",
                 KERASTUNER_ORACLE_PORT=str(port))
     command = [sys.executable, str(tmp_path / "worker.py"), str(log), str(tmp_path / "S"), *ISSUE_EXAMPLE]
-    processes = {name: subprocess.Popen(command, env=dict(base, KERASTUNER_TUNER_ID=name), cwd=tmp_path,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                 for name in ("chief", "worker0", "worker1")}
+    processes = {}
+    for name in ("chief", "worker0", "worker1"):
+        with open(tmp_path / f"{name}.out", "w") as out:
+            processes[name] = subprocess.Popen(command, env=dict(base, KERASTUNER_TUNER_ID=name), cwd=tmp_path,
+                                               stdout=out, stderr=subprocess.STDOUT)
     deadline, chief_up = time.time() + 240, True
     try:
         while any(processes[name].poll() is None for name in ("worker0", "worker1")) and time.time() < deadline:
@@ -313,20 +317,20 @@ def start_sweep_on_loopback(tmp_path, log):
             if process.poll() is None:
                 process.terminate()
                 process.wait(timeout=30)
-    return processes, chief_up
+    outputs = {name: (tmp_path / f"{name}.out").read_text(errors="replace")[-3000:] for name in processes}
+    return processes, outputs, chief_up
 
 
 def test_two_workers_on_loopback_share_one_sweep_and_run_no_trial_twice(tmp_path):
     (tmp_path / "worker.py").write_text(WORKER)
     log = tmp_path / "logs" / "trained"
     log.parent.mkdir()
-    processes, chief_up = start_sweep_on_loopback(tmp_path, log)
+    processes, outputs, chief_up = start_sweep_on_loopback(tmp_path, log)
     if not chief_up:  # once more on another port, from a clean slate
         shutil.rmtree(tmp_path / "S", ignore_errors=True)
         for path in log.parent.iterdir():
             path.unlink()
-        processes, chief_up = start_sweep_on_loopback(tmp_path, log)
-    outputs = {name: process.stdout.read() for name, process in processes.items()}
+        processes, outputs, chief_up = start_sweep_on_loopback(tmp_path, log)
     assert chief_up, outputs
     assert all(processes[name].returncode == 0 for name in ("worker0", "worker1")), outputs
     trained = [json.loads(line) for line in log.read_text().splitlines()]
