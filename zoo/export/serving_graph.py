@@ -63,8 +63,11 @@ class ServingModel(tf.Module):
         self.model = model
         self.explain_fn = explain_fn or tf.function(model.explain, autograph=False)
         # xla=True: the bi-LSTMs keep to fixed shapes (zoo.layers.loop_choice)
-        self.compiled = tf.function(lambda inputs: tf.cast(model.explain(inputs, xla=True)["probabilities"],
-                                                           tf.float32), jit_compile=True, autograph=False) if self.xla_max_batch else None
+        self.compiled = None
+        if self.xla_max_batch:
+            self.compiled = tf.function(
+                lambda inputs: tf.cast(model.explain(inputs, xla=True)["probabilities"], tf.float32),
+                jit_compile=True, autograph=False)
 
     def plain(self, inputs):
         return tf.cast(self.explain_fn(inputs)["probabilities"], tf.float32)

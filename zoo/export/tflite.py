@@ -138,8 +138,8 @@ def convert(run, batch_size=1, quantize="none", maps=True):
         outputs = model.explain(dict(zip(shapes, inputs)), xla=True)  # fixed shapes: no packed loop
         return {name: tf.cast(outputs[name], tf.float32) for name in names if name in outputs}
 
-    # One trace gives the output shapes and the archive's endpoint (the archive would trace a plain function
-    # again to list its variables: the model traced three times where `tf.saved_model.save` needs two).
+    # One trace gives the output shapes and the archive's endpoint, whose variables the archive lists from it;
+    # `tf.saved_model.save` traces it once more in its own context (zoo.export.archive).
     endpoint = tf.function(serve, input_signature=spec, autograph=False)
     output_shapes = {name: list(value.shape) for name, value in
                      endpoint.get_concrete_function().structured_outputs.items()}
