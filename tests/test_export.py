@@ -531,6 +531,30 @@ def test_xla_and_sorted_chunks_equal_keras(exported, tmp_path):
         export_saved_model(own_run(exported, SYNTACTIC_MODEL, tmp_path), str(tmp_path / "tree"), xla_max_batch=4)
 
 
+def test_each_export_traces_the_model_once(exported, tmp_path, monkeypatch):
+    """The SavedModel's two signatures share one trace of the model and the TFLite export traces it once
+    (zoo.export.archive: nothing is traced before the save, which caches its traces apart), and an endpoint
+    without an input signature is refused when it is added."""
+    from zoo.export.archive import ServingArchive
+    from zoo.export.tflite import convert
+
+    run = own_run(exported, DOC_MODEL, tmp_path)
+    original, traces = type(run.model).explain, []
+
+    def explain(model, inputs, **options):
+        traces.append(options.get("xla", False))
+        return original(model, inputs, **options)
+
+    monkeypatch.setattr(type(run.model), "explain", explain)
+    path = export_saved_model(run, str(tmp_path / "models"))
+    assert traces == [False]
+    assert sorted(tf.saved_model.load(path).signatures) == ["explain", "serving_default"]
+    _, _, shapes = convert(run, batch_size=2, maps=False)
+    assert traces == [False, True] and shapes == {"probabilities": [2, 3]}
+    with pytest.raises(ValueError, match="input_signature"):
+        ServingArchive(run.model).add_endpoint("serving_default", lambda texts: texts)
+
+
 # TFLite that fits a device: a smaller vocabulary, quantized weights ---------------------------------------
 @pytest.fixture(scope="module")
 def device_exports(tmp_path_factory):

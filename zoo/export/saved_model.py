@@ -45,7 +45,7 @@ from zoo import fileio
 from zoo.data.tree_graph import PARSE_BLANK, tf_parse_error_check, tf_parse_trees
 from zoo.data.vocab import PAD_ID, UNK_ID
 from zoo.export import serving_files as files
-from zoo.export.archive import model_archive
+from zoo.export.archive import ServingArchive
 from zoo.export.exporting import ExportError, exporting
 from zoo.export.serving_graph import INPUT_NAMES, ServingModel, length_boundaries
 from zoo.export.version_files import (MANIFEST_PATH, METADATA_PATH, read_metadata, verify_saved_model,  # noqa: F401
@@ -220,7 +220,7 @@ def _serving_outputs(outputs, labels):
 
 
 def build_archive(run, xla_max_batch=0, chunk_size=0):
-    """The `keras.export.ExportArchive` of a run with its `serving_default` and `explain` endpoints.
+    """The `zoo.export.archive.ServingArchive` of a run with its `serving_default` and `explain` endpoints.
 
     Args:
         run: a `zoo.runs.Run` (see `zoo.load`).
@@ -284,13 +284,10 @@ def build_archive(run, xla_max_batch=0, chunk_size=0):
         raise ExportError(f"--xla-max-batch: {run.record.model} reads parse trees, which the XLA path "
                           "does not pad; export it without XLA")
 
-    archive = model_archive(model)
+    archive = ServingArchive(model)
     archive.track(encoder.table)
     archive.add_endpoint("serving_default", serve, input_signature=spec)
     archive.add_endpoint(EXPLAIN_SIGNATURE, explain)
-    archive.encoder = encoder  # keeps the asset alive until write_out
-    if fast is not None:
-        archive.fast = fast
     return archive
 
 
@@ -375,7 +372,7 @@ def _write_version(run, archive, model_dir, version, serving_files, batch_sizes,
     tmp = fileio.temporary_name(os.path.join(model_dir, "version"))
     path = None
     try:
-        archive.write_out(tmp, verbose=False)
+        archive.write_out(tmp)
         fileio.fault_point("export:saved_model:graph-written")
         write_metadata(tmp, run, extra)
         if serving_files:

@@ -54,7 +54,7 @@ import tensorflow as tf
 
 from zoo import fileio
 from zoo.data.corpora import by_role, load_corpus
-from zoo.export.archive import model_archive
+from zoo.export.archive import ServingArchive
 from zoo.export.exporting import ExportError, exporting
 from zoo.export.saved_model import INPUT_NAMES, max_lengths
 from zoo.export.tflite_nli import MANIFEST_FILE, METADATA_FILE, MODEL_FILE, TFLiteNLI, sha256_of
@@ -107,7 +107,7 @@ _MASKED_MAP_MODELS = ("esim_tree", "him", "paria_bilstm", "paria_btree", "syntac
 def convert(run, batch_size=1, quantize="none", maps=True):
     """Converts a run's model to a TFLite flatbuffer with builtin ops only.
 
-    The model goes through a `keras.export.ExportArchive` SavedModel (which freezes the variables
+    The model goes through a SavedModel (`zoo.export.archive`; the converter freezes the variables
     read inside the recurrent loops) and `tf.lite.TFLiteConverter.from_saved_model`.
 
     Args:
@@ -134,20 +134,19 @@ def convert(run, batch_size=1, quantize="none", maps=True):
     spec = [tf.TensorSpec(shape, tf.int32, name=name) for name, shape in shapes.items()]
     names = ["probabilities"] + (map_outputs(run) if maps else [])
 
+    output_shapes = {}
+
     def serve(*inputs):
         outputs = model.explain(dict(zip(shapes, inputs)), xla=True)  # fixed shapes: no packed loop
-        return {name: tf.cast(outputs[name], tf.float32) for name in names if name in outputs}
+        outputs = {name: tf.cast(outputs[name], tf.float32) for name in names if name in outputs}
+        # the shapes, read when the save traces this (its one trace: zoo.export.archive)
+        output_shapes.update({name: list(value.shape) for name, value in outputs.items()})
+        return outputs
 
-    # One trace gives the output shapes and the archive's endpoint, whose variables the archive lists from it;
-    # `tf.saved_model.save` traces it once more in its own context (zoo.export.archive).
-    endpoint = tf.function(serve, input_signature=spec, autograph=False)
-    output_shapes = {name: list(value.shape) for name, value in
-                     endpoint.get_concrete_function().structured_outputs.items()}
-
-    archive = model_archive(model)
-    archive.add_endpoint("serving_default", endpoint)
+    archive = ServingArchive(model)
+    archive.add_endpoint("serving_default", serve, input_signature=spec)
     with tempfile.TemporaryDirectory() as saved_model_dir:
-        archive.write_out(saved_model_dir, verbose=False)
+        archive.write_out(saved_model_dir)
         converter = tf.lite.TFLiteConverter.from_saved_model(saved_model_dir)
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
         if quantize != "none":
