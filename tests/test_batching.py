@@ -80,12 +80,16 @@ def test_pipeline_gives_the_planned_shapes():
     assert log.describe().startswith(f"{len(planned)} shape(s): 32x14/10")
 
 
-def test_filler_rows_count_in_no_loss_gradient_or_metric():
+@pytest.mark.parametrize("filler", ["empty", "copies"])
+def test_filler_rows_count_in_no_loss_gradient_or_metric(filler):
+    """The pipeline fills a short batch with empty sentences (with copies of its first pair where the batch
+    carries parse trees): either way the filler rows change no loss, gradient or metric."""
     model = make_model("rocktaschel_wbw")
     batch = random_pairs(batch=5, seed=3)
     labels = np.asarray([0, 1, 2, 1, 0], "int32")
     indices, weights = fill_batch(np.arange(3), 5)
-    filled = {k: v[indices] for k, v in batch.items()}
+    filled = {k: v[indices] if filler == "copies" else np.where(weights[:, None] > 0, v[indices], 0)
+              for k, v in batch.items()}
     short = {k: v[:3] for k, v in batch.items()}
     loss = NLILoss(l2=1e-3, weights=[w for w in model.trainable_weights if len(w.shape) > 1])
 

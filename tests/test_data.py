@@ -340,9 +340,9 @@ def test_make_dataset_shapes_padding_truncation():
     assert x["premise"].dtype == tf.int32 and x["hypothesis"].dtype == tf.int32 and y.dtype == tf.int32
     a, man, sleeps, dot = vocab.ids(["a", "man", "sleeps", "."])
     # Premises truncated to 5 (the only premise boundary), hypotheses padded up to the first boundary, 10;
-    # the batch is filled up to 8 rows with copies of its first pair, weighted 0.
-    assert x["premise"].numpy().tolist() == [[a, man, sleeps, dot, 0], [0] * 5, [a] * 5] + [[a, man, sleeps, dot, 0]] * 5
-    assert x["hypothesis"].numpy().tolist()[:3] == [[a, man, dot] + [0] * 7, [man] + [0] * 9, [0] * 10]
+    # the batch is filled up to 8 rows with empty sentences, weighted 0.
+    assert x["premise"].numpy().tolist() == [[a, man, sleeps, dot, 0], [0] * 5, [a] * 5] + [[0] * 5] * 5
+    assert x["hypothesis"].numpy().tolist() == [[a, man, dot] + [0] * 7, [man] + [0] * 9] + [[0] * 10] * 6
     assert y.numpy().tolist() == [0, 1, 2] + [0] * 5
     assert w.numpy().tolist() == [1, 1, 1, 0, 0, 0, 0, 0]
     ds = make_dataset(_pairs_examples([("", "")]), vocab, Tokenizer(), batch_size=2, bucket=False)
