@@ -82,8 +82,8 @@ def test_pipeline_gives_the_planned_shapes():
 
 @pytest.mark.parametrize("filler", ["empty", "copies"])
 def test_filler_rows_count_in_no_loss_gradient_or_metric(filler):
-    """The pipeline fills a short batch with empty sentences (with copies of its first pair where the batch
-    carries parse trees): either way the filler rows change no loss, gradient or metric."""
+    """Weighted 0, filler rows change no loss, gradient or metric, whether they are the pipeline's empty
+    sentences or copies of a real pair."""
     model = make_model("rocktaschel_wbw")
     batch = random_pairs(batch=5, seed=3)
     labels = np.asarray([0, 1, 2, 1, 0], "int32")

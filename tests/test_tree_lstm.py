@@ -138,11 +138,16 @@ def test_example_trees_and_dataset():
 
     vocab = Vocabulary.build(tokenizer.tokenize_batch([e["premise"] for e in examples] + [e["hypothesis"] for e in examples]))
     ds = TP.make_tree_dataset(examples, vocab, tokenizer, batch_size=8, bucket=True)
+    fillers = 0
     for features, labels, weights in ds:
+        filler = weights.numpy() == 0
+        fillers += int(filler.sum())
         for key in ("premise", "hypothesis"):
             ids, tree = features[key].numpy(), features[f"{key}_tree"].numpy()
             assert tree.shape == (ids.shape[0], 2 * ids.shape[1] - 1, 3)
             np.testing.assert_array_equal(tree[:, 0::2, 2] == 0, ids != 0)   # leaves <-> real tokens
+            assert not ids[filler].any() and (tree[filler] == T.PAD_NODE).all()  # fillers: empty sentence and tree
+    assert fillers > 0
 
 
 # The batched tree-LSTM -----------------------------------------------------------------------------

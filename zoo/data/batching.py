@@ -6,8 +6,8 @@ the data, makes the first epoch nearly all compilation. Here both sentences are 
 boundaries instead: a pair falls in the cell (i, j) of a grid, where i is the first premise boundary
 that holds its premise and j the first hypothesis boundary that holds its hypothesis, and every batch
 of that cell has the shape `[batch_size, P_i]`, `[batch_size, H_j]`. The batch dimension is fixed too:
-a short last batch is filled up with rows that carry weight 0 (`zoo.data.pipeline`: empty sentences, or
-copies of one of its pairs where the batch carries parse trees; they count in no
+a short last batch is filled up with rows that carry weight 0 (`zoo.data.pipeline`: empty sentences;
+they count in no
 loss, metric or result). An epoch therefore sees at most `len(P) * len(H)` shapes (12 with the
 defaults) however many pairs there are.
 
@@ -184,8 +184,8 @@ def count_batches(premise_lengths, hypothesis_lengths, grid, batch_size, bucket=
 
 
 def fill_batch(indices, batch_size):
-    """Fills a short batch up to `batch_size` rows with its first row's index, weighted 0 (the tf.data
-    pipeline then blanks those rows into empty sentences unless the batch carries parse trees).
+    """Fills a short batch up to `batch_size` rows with copies of its first row, weighted 0 (the tf.data
+    pipeline fills with empty sentences instead; tests/test_batching.py checks that either counts for nothing).
 
     Returns:
         `(indices int [batch_size], weights float32 [batch_size])`.

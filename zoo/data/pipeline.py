@@ -2,9 +2,9 @@
 
 Batches come in a small fixed set of shapes (`zoo.data.batching.LengthGrid`): both sentences are padded
 up to length boundaries, and every batch has exactly `batch_size` rows, a short last batch being filled
-up with rows weighted 0: empty sentences, which the packed recurrent loops skip (an epoch of 1,024 shipped
-pairs is 39 batches of 32 rows, 18% of them filler, which were copies of a real pair, computed in full
-for nothing), or copies of its first pair where the batch carries parse trees (a tree must fit its sentence).
+up with rows weighted 0: empty sentences (every feature its padding value, trees included), which the
+packed recurrent loops skip (an epoch of 1,024 shipped pairs is 39 batches of 32 rows, 18% of them filler,
+which were copies of a real pair, computed in full for nothing).
 Elements are `(features, labels, weights)`; give the weights to Keras (`fit`, `evaluate` read them as
 sample weights) and drop rows of weight 0 from results.
 
@@ -175,8 +175,8 @@ def pad_and_batch(ds, batch_size, grid, padded_shapes, padding_values, bucket=Tr
             -1 for "the batch's longest"), as for `tf.data.Dataset.padded_batch`.
         padding_values: as for `tf.data.Dataset.padded_batch`.
         bucket: group rows by grid cell; else batch consecutive rows.
-        drop_remainder: drop short batches; else fill them up with rows weighted 0: empty sentences, or
-            copies of their first row where the features are more than the two sentences' ids.
+        drop_remainder: drop short batches; else fill them up with rows weighted 0 holding `padding_values`
+            (empty sentences).
         shape_log: an optional `ShapeLog`.
         num_batches: the batches of an epoch when known (`zoo.data.batching.count_batches`): set as the
             dataset's cardinality, which tf.data cannot infer through `group_by_window`.
@@ -220,13 +220,13 @@ def pad_and_batch(ds, batch_size, grid, padded_shapes, padding_values, bucket=Tr
         ds = ds.map(pad_to_cell)
 
     def fill(x, y):
+        # filler rows hold every feature's padding value: empty sentences (and empty trees), weighted 0
         rows = tf.shape(y)[0]
-        take = tf.concat([tf.range(rows), tf.zeros([batch_size - rows], tf.int32)], axis=0)
-        weights = tf.concat([tf.ones([rows]), tf.zeros([batch_size - rows])], axis=0)
-        x, y = tf.nest.map_structure(lambda t: tf.gather(t, take), (x, y))
-        if set(x) == {"premise", "hypothesis"}:  # ids only: the filler rows become empty sentences
-            real = (tf.range(batch_size) < rows)[:, None]
-            x = {k: tf.where(real, v, tf.constant(PAD_ID, v.dtype)) for k, v in x.items()}
+        missing = batch_size - rows
+        x = {k: tf.pad(v, [[0, missing]] + [[0, 0]] * (v.shape.rank - 1), constant_values=padding_values[0][k])
+             for k, v in x.items()}
+        y = tf.pad(y, [[0, missing]], constant_values=padding_values[1])
+        weights = tf.concat([tf.ones([rows]), tf.zeros([missing])], axis=0)
         x = {k: _at_least_one_column(v) if k in ("premise", "hypothesis") else v for k, v in x.items()}
         if shape_log is not None:
             x = shape_log.watch(x)
