@@ -1,11 +1,14 @@
 """ESIM specifics (Chen et al. 2017): alignment both ways, enhancement, pooling over real words only,
 the parameter count at the paper's size (the harness in test_models.py covers the rest)."""
 
+import keras
 import numpy as np
+import pytest
 
 import zoo
 from tests.support import models as tc
-from zoo.layers.alignment import dot_scores, enhance, mean_max_pool, soft_align
+from zoo.layers.alignment import (dot_scores, enhance_folded, fold_enhanced_kernel, folded_dense,
+                                  mean_max_pool, soft_align)
 
 
 def test_pooling_ignores_padding_and_guards_empty_sentences():
@@ -38,9 +41,33 @@ def test_soft_alignment_matches_equations_11_to_13():
     np.testing.assert_allclose(b_tilde[0, :lb], ref_b @ a[0, :la], rtol=1e-5, atol=1e-6)
     assert np.all(w_a[0, la:] == 0) and np.all(w_a[0, :, lb:] == 0)
     assert np.all(w_b[0, lb:] == 0) and np.all(w_b[0, :, la:] == 0)
-    m = np.asarray(enhance(a, a_tilde))                       # (14): [ā; ã; ā − ã; ā ⊙ ã]
-    np.testing.assert_allclose(m[..., 6:9], a - a_tilde, rtol=1e-6)
-    np.testing.assert_allclose(m[..., 9:], a * a_tilde, rtol=1e-6)
+    m = np.asarray(enhance_folded(a, a_tilde))                # (14) without ā − ã: [ā; ã; ā ⊙ ã]
+    np.testing.assert_allclose(m[..., :3], a, rtol=1e-6)
+    np.testing.assert_allclose(m[..., 6:], a * a_tilde, rtol=1e-6)
+
+
+@pytest.mark.parametrize("extra", [0, 1, 5])
+def test_folded_projection_equals_the_dense_layer_on_the_papers_m(extra):
+    """F(m) with m = [x̄; x̃; x̄ − x̃; x̄ ⊙ x̃; r] (Eq. 14-15, r: a variant's further features) equals F's
+    folded kernel on m' = [x̄; x̃; x̄ ⊙ x̃; r]: the same Dense weights, the same outputs."""
+    rng = np.random.default_rng(2)
+    width = 4
+    bar, tilde = (rng.normal(size=(2, 3, width)).astype("float32") for _ in range(2))
+    rest = rng.normal(size=(2, 3, extra)).astype("float32")
+    layer = keras.layers.Dense(6, activation="relu", bias_initializer="random_normal")
+    layer.build((None, None, 4 * width + extra))
+    m = np.concatenate([bar, tilde, bar - tilde, bar * tilde, rest], axis=-1)
+    m_folded = np.concatenate([np.asarray(enhance_folded(bar, tilde)), rest], axis=-1)
+    assert m_folded.shape[-1] == 3 * width + extra
+    expected = np.asarray(layer(m))
+    assert (expected > 0).any() and (expected == 0).any()      # both sides of the ReLU are exercised
+    np.testing.assert_allclose(np.asarray(folded_dense(layer, m_folded, width)), expected, rtol=1e-5, atol=1e-6)
+    kernel = np.asarray(layer.kernel)
+    folded = np.asarray(fold_enhanced_kernel(kernel, width))
+    np.testing.assert_allclose(folded[:width], kernel[:width] + kernel[2 * width:3 * width], rtol=1e-6)
+    np.testing.assert_allclose(folded[width:2 * width], kernel[width:2 * width] - kernel[2 * width:3 * width],
+                               rtol=1e-6)
+    np.testing.assert_array_equal(folded[2 * width:], kernel[3 * width:])
 
 
 def test_explain_gives_both_directions():

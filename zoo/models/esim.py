@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from zoo.layers.alignment import dot_scores, enhance, mean_max_pool, soft_align
+from zoo.layers.alignment import dot_scores, enhance_folded, folded_dense, mean_max_pool, soft_align
 from zoo.layers.masking import recurrent_mask
 from zoo.layers.recurrent import bidirectional_lstm
 from zoo.models.base import NLIModel
@@ -42,6 +42,11 @@ class ESIM(NLIModel):
     sentences, and the same composition BiLSTM both enhanced sequences (as in the released code).
     Dropout (rate 0.5) is applied to "all feedforward connections" (§4); where exactly follows the
     released code: the word vectors, the output of F, v, and the tanh layer's output.
+
+    m is formed without ā − ã: F is linear before its ReLU and ā − ã linear in ā and ã, so F's kernel W
+    (on the whole m, as the paper sizes it and checkpoints hold it) is folded to act on m' = [ā; ã; ā ⊙ ã]
+    (`zoo.layers.alignment.fold_enhanced_kernel`: W m = W' m'), a quarter less of F's product and of
+    m's copies; F(m) is the same within float rounding.
 
     The shared pieces (alignment, enhancement, pooling) are in `zoo.layers.alignment`; subclasses change
     the score (`scores`) or the enhanced vectors (`enhanced`).
@@ -85,11 +90,13 @@ class ESIM(NLIModel):
         """Creates the weights of `scores` for encodings ā, b̄ of `width` (2h); the dot product has none."""
 
     def enhanced(self, bar, tilde, weights, mask, other_mask):
-        """m `[B, L, 8h]` for one side (Eq. 14-15) and extra `explain()` outputs (a dict)."""
-        return enhance(bar, tilde), {}
+        """m' `[B, L, 6h]` for one side (m of Eq. 14-15 without x̄ − x̃, which F's folded kernel accounts for;
+        subclasses append their features after it) and extra `explain()` outputs (a dict)."""
+        return enhance_folded(bar, tilde), {}
 
     def enhanced_size(self, width):
-        """The size of m (what `enhanced` returns) for encodings of `width` (2h): [x̄; x̃; x̄ − x̃; x̄ ⊙ x̃] (Eq. 14-15)."""
+        """The size of m, F's input as Eq. 14-15 define it, for encodings of `width` (2h):
+        [x̄; x̃; x̄ − x̃; x̄ ⊙ x̃] (F's kernel has this many rows; `enhanced` returns `width` fewer)."""
         return 4 * width
 
     # Weights --------------------------------------------------------------------------------------
@@ -110,10 +117,11 @@ class ESIM(NLIModel):
 
     # Forward pass ---------------------------------------------------------------------------------
     def compose(self, m_a, m_b, mask_a, mask_b, training=False, xla=False):
-        """[ave; max] of the composition BiLSTM over F(m) `[B, L, 8h]` of both sides -> `[B, 8h]` (§3.3,
-        Eq. 18-20)."""
-        def projected(x):                                                            # F(m) [.., h]
-            return self.projection_dropout(self.projection(x), training=training)
+        """[ave; max] of the composition BiLSTM over F(m) of both sides (m' `[B, L, 6h + extra]`, `enhanced`)
+        -> `[B, 8h]` (§3.3, Eq. 18-20)."""
+        def projected(x):                                                            # F(m) from m' [.., h]
+            return self.projection_dropout(folded_dense(self.projection, x, 2 * self.hidden_size),
+                                           training=training)
 
         # F is position-wise: where the composition packs its sequences, it runs on the real tokens only
         v_a, v_b = self.composition.call_pair(m_a, m_b, recurrent_mask(mask_a), recurrent_mask(mask_b),

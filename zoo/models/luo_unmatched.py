@@ -80,14 +80,14 @@ class LuoUnmatched(ESIM):
             self.bilinear_score.build((None, None, width), (None, None, width))     # W_a [2h, 2h] (11)
 
     def enhanced(self, bar, tilde, weights, mask, other_mask):
-        m, _ = super().enhanced(bar, tilde, weights, mask, other_mask)              # [B, L, 8h]
+        m, _ = super().enhanced(bar, tilde, weights, mask, other_mask)              # m' [B, L, 6h]
         u = unmatchedness(weights, mask, other_mask)                                  # (12)-(14) [B, L] f32
         u3 = ops.cast(u[:, :, None], bar.dtype)                                      # [B, L, 1]
         if self.unmatched == "append":
-            m = ops.concatenate([m, u3], axis=-1)                                     # [B, L, 8h + 1]
+            m = ops.concatenate([m, u3], axis=-1)                                     # [B, L, 6h + 1]
         elif self.unmatched == "heuristics":
             weighted = u3 * bar
-            m = ops.concatenate([m, weighted, weighted - tilde, weighted * tilde], axis=-1)  # (15) [B, L, 14h]
+            m = ops.concatenate([m, weighted, weighted - tilde, weighted * tilde], axis=-1)  # (15) [B, L, 12h]
         return m, {"unmatchedness": u}
 
     def enhanced_size(self, width):

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from zoo.layers.alignment import dot_scores, enhance, mean_max_pool, soft_align
+from zoo.layers.alignment import dot_scores, enhance_folded, folded_dense, mean_max_pool, soft_align
 from zoo.layers.masking import padding_mask
 from zoo.layers.tree_lstm import BinaryTreeLSTM, complete_tree, interleave, node_mask, num_levels, root_state
 from zoo.models.base import NLIModel
@@ -177,8 +177,9 @@ class SyntacticTreeLSTM(NLIModel):
         pooled = []
         for bar, tilde, tree, mask, levels in ((a_bar, a_tilde, a_tree, a_mask, a_levels),
                                                (b_bar, b_tilde, b_tree, b_mask, b_levels)):
-            m = enhance(bar, tilde)                                                  # (14)-(15) [B, N, 4H]
-            x = self.projection_dropout(self.projection(m), training=training)      # F(m) [B, N, H]
+            m = enhance_folded(bar, tilde)                 # (14)-(15) without x̄ − x̃, folded into F [B, N, 3H]
+            x = self.projection_dropout(folded_dense(self.projection, m, self.hidden_size),
+                                        training=training)                          # F(m) [B, N, H]
             v = self.composition(x, tree, levels=levels)                            # (16)-(17) [B, N, H]
             pooled += [mean_max_pool(v, mask), root_state(v, tree)]                 # (18)-(19) + root
         v = self.pooled_dropout(ops.concatenate(pooled, axis=-1), training=training)  # (20) [B, 6H]
