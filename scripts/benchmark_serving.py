@@ -567,15 +567,16 @@ def main(argv=None):
             log(f"{config['model']} {config['variant']} threads={config['threads']} round {number + 1}/{args.rounds}")
             config["rounds"].append(run_child(config["command"]))
     records, lines = [], []
-    flops = {name: forward_flops(args, name, pairs) for name in args.models}
+    flops = {(name, folded): forward_flops(args, name, pairs, folded) for name in args.models for folded in (True, False)}
     for config in configs:
         size = config["size_bytes"]
         if size is None:
             size = next((r["size_bytes"] for r in config["rounds"] if "size_bytes" in r), 0)
         summary = summarize(config["rounds"])
         peak = machine.peak_for(info, config["threads"])
-        share = (summary["b32_pairs_per_s"][0] * flops[config["model"]] / (peak * 1e9)
-                 if flops[config["model"]] and peak and "error" not in summary else None)
+        work = flops[config["model"], config["variant"] != "torch"]  # each side's products as it computes them
+        share = (summary["b32_pairs_per_s"][0] * work / (peak * 1e9)
+                 if work and peak and "error" not in summary else None)
         records.append({"model": config["model"], "variant": config["variant"], "threads": config["threads"],
                         "size_bytes": size, "rounds": config["rounds"], "b32_gemm_peak_share": share})
         lines.append(format_row(config["model"], config["variant"], config["threads"], size, summary, args.markdown,
@@ -589,12 +590,15 @@ def main(argv=None):
     if args.json:
         from zoo.fileio import write_json
 
-        write_json(args.json, {"machine": info, "records": records, "forward_flops_per_pair": flops})
+        write_json(args.json, {"machine": info, "records": records,
+                               "forward_flops_per_pair": {name: flops[name, True] for name in args.models},
+                               "reference_forward_flops_per_pair": {name: flops[name, False] for name in args.models}})
     return records
 
 
-def forward_flops(args, model_name, pairs):
-    """ESIM's forward FLOPs per pair on the real tokens of the measured pairs (`machine.esim_flops`), else None."""
+def forward_flops(args, model_name, pairs, folded=True):
+    """ESIM's forward FLOPs per pair on the real tokens of the measured pairs (`machine.esim_flops`: the zoo's
+    folded F, or the reference's whole one), else None."""
     if model_name != "esim":
         return None
     import numpy as np
@@ -605,7 +609,7 @@ def forward_flops(args, model_name, pairs):
     ids = run.encode(pairs[:args.pairs])
     lengths = [(ids[k] != 0).sum(axis=1) for k in ("premise", "hypothesis")]
     hidden = run.settings.model["hidden_size"]
-    return float(np.mean([machine.esim_flops(p, h, hidden, args.embedding_dim) for p, h in zip(*lengths)]))
+    return float(np.mean([machine.esim_flops(p, h, hidden, args.embedding_dim, folded) for p, h in zip(*lengths)]))
 
 
 if __name__ == "__main__":

@@ -242,9 +242,9 @@ def measure(args):
                           for e in splits["train"]])
     figures["mean_tokens"] = lengths.mean(axis=0).tolist()
     if args.one == "esim":  # 3x the forward pass: the backward pass is two products per product
-        figures["train_flops_per_pair"] = 3 * float(np.mean([machine.esim_flops(p, h, figures["hidden_size"],
-                                                                                 figures["embedding_dim"])
-                                                              for p, h in lengths]))
+        for key, folded in (("train_flops_per_pair", True), ("reference_train_flops_per_pair", False)):
+            figures[key] = 3 * float(np.mean([machine.esim_flops(p, h, figures["hidden_size"], figures["embedding_dim"],
+                                                                 folded) for p, h in lengths]))
     if args.profile:
         figures["profile"] = summarize_profile(*clock.profile)
     if args.torch_batches:
@@ -390,12 +390,13 @@ def per_pair(runs_by_size):
     return out
 
 
-def gemm_share(run, pairs_per_s, info):
-    """The share of this machine's measured GEMM peak (at the run's threads) that `pairs_per_s` uses."""
+def gemm_share(run, pairs_per_s, info, key="train_flops_per_pair"):
+    """The share of this machine's measured GEMM peak (at the run's threads) that `pairs_per_s` uses, at the
+    FLOPs per pair under `key` (the zoo's; `reference_train_flops_per_pair`: the reference's, F unfolded)."""
     peak = machine.peak_for(info, run["threads"] if run["threads"] != "all" else None)
-    if not peak or "train_flops_per_pair" not in run:
+    if not peak or key not in run:
         return None
-    return pairs_per_s * run["train_flops_per_pair"] / (peak * 1e9)
+    return pairs_per_s * run[key] / (peak * 1e9)
 
 
 def report(rows, references, info):
@@ -429,7 +430,7 @@ def report(rows, references, info):
             size = min(s for n, s in rows if n == name)
             ours = [r["pairs"] / r["steps_s"] for r in rows[(name, size)]]
             epoch = [r["pairs"] / r["epoch_s"] for r in rows[(name, size)]]
-            share = gemm_share(rows[(name, size)][0], statistics.median(theirs), info)
+            share = gemm_share(rows[(name, size)][0], statistics.median(theirs), info, "reference_train_flops_per_pair")
             print(f"{name}, {size:,} pairs: PyTorch reference {cell(theirs, '{:.1f}')} pairs/s"
                   + ("" if share is None else f" ({100 * share:.1f}% of GEMM peak)")
                   + f"; zoo / reference: steps {statistics.median(ours) / statistics.median(theirs):.2f}x, "
