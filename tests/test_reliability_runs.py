@@ -108,6 +108,55 @@ def test_a_truncated_best_checkpoint_is_one_line_at_evaluate_and_export(finished
     assert "best.weights.h5 does not match its SHA-256 in manifest.json" in line
 
 
+def test_the_best_weights_are_the_best_epochs_backup_not_a_second_file(tmp_path):
+    """An epoch that improves on dev is written once (its `epoch-N.weights.h5`, named as the best by every
+    generation after it until another epoch improves); `best.weights.h5` is a copy of it; a state of earlier
+    versions, whose best weights were written apart (`best-K.weights.h5`), still resumes."""
+    from zoo.fileio import checksums
+    from zoo.runs.state import inconsistency
+    from zoo.training.callbacks import Backup, BestCheckpoint, EpochHistory
+    from tests.support.models import make_model
+
+    model = make_model("bowman_lstm")
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    model.optimizer.build(model.trainable_variables)                             # its moments are saved too
+    backup_dir, best_path = tmp_path / "backup", tmp_path / "best.weights.h5"
+    history = EpochHistory(str(tmp_path / "history.json"))
+    best = BestCheckpoint(history)
+    backup = Backup(str(backup_dir), history=history, best=best, best_path=str(best_path))
+    for callback in (best, history, backup):
+        callback.set_model(model)
+    kept = {}
+    for epoch, accuracy in enumerate([0.5, 0.4, 0.3, 0.6, 0.2]):
+        for w in model.trainable_weights:
+            w.assign(w + 1.0)
+        logs = {"loss": 1.0, "val_accuracy": accuracy}
+        for callback in (best, history, backup):
+            callback.on_epoch_begin(epoch)
+        for callback in (best, history, backup):
+            callback.on_epoch_end(epoch, logs)
+        kept[epoch + 1] = sorted(os.listdir(backup_dir))
+        record = backup.state.current
+        assert record["best"]["file"] == f"epoch-{1 if epoch < 3 else 4}.weights.h5"
+        assert checksums.sha256_file(best_path) == record["sha256"][record["best"]["file"]]
+    assert kept[1] == ["epoch-1.weights.h5", "state.json"]                      # no second file of the same weights
+    assert kept[3] == ["epoch-1.weights.h5", "epoch-2.weights.h5", "epoch-3.weights.h5", "state.json"]
+    assert kept[4] == ["epoch-1.weights.h5", "epoch-3.weights.h5", "epoch-4.weights.h5", "state.json"]  # kept: the
+    assert kept[5] == ["epoch-4.weights.h5", "epoch-5.weights.h5", "state.json"]  # previous generation's best
+    earlier = dict(backup.state.current, best={"epoch": 4, "file": "best-4.weights.h5"})
+    assert inconsistency(earlier) is None
+    assert "do not fit" in inconsistency(dict(earlier, best={"epoch": 4, "file": "epoch-3.weights.h5"}))
+    fresh = make_model("bowman_lstm", seed=1)
+    fresh.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    replayed = EpochHistory(str(tmp_path / "history.json"))
+    resumed = Backup(str(backup_dir), history=replayed, best=BestCheckpoint(replayed), best_path=str(best_path))
+    resumed.set_model(fresh)
+    assert resumed.restore() == 5
+    assert resumed.best.latest == {"epoch": 4, "file": "epoch-4.weights.h5"}
+    for a, b in zip(fresh.weights, model.weights):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
 def test_the_backup_falls_back_to_the_last_readable_state(tmp_path, capsys):
     import keras
 

@@ -21,8 +21,9 @@ The steps, in the order a run writes them:
 - a finished run trained further (`EXTENSION_STEPS`, at its epoch N): `extend:best` (its best weights copied
   into the backup), `state@N`, `prune@N` (committed as generation N, with the extension's target),
   `extend:history`, `extend:results` (`results.json` set aside as `results.previous.json`), `manifest@N`;
-- each epoch (`EPOCH_STEPS`): `best` (the generation's best weights, only in an epoch that improved),
-  `history` (`history.json`), `weights` (the generation's model and optimizer weights), `state`
+- each epoch (`EPOCH_STEPS`): `best` (the epoch named the best, only in an epoch that improved: nothing is
+  written there, its weights file is the best weights), `history` (`history.json`), `weights` (the
+  generation's model and optimizer weights), `state`
   (`backup/state.json`, the commit), `prune` (the files of the generation before the previous one deleted),
   `publish` (`best.weights.h5` copied from the generation, only when the best changed), `manifest`
   (`manifest.json`);

@@ -4,14 +4,16 @@ After each epoch the run writes a new generation into `RUN/backup/`, then commit
 
 ```
 backup/
-  best-K.weights.h5    # the best weights so far (epoch K), written when epoch K improved on dev
   epoch-N.weights.h5   # the model's and optimizer's weights after epoch N
+  epoch-K.weights.h5   # those of epoch K, the best so far on dev: kept while a generation names it as its best
+  best-K.weights.h5    # best weights written apart: a finished run's, trained further, and runs of earlier versions
   state.json           # written last, atomically: names the files of the committed generations
 ```
 
 `state.json` holds `{"format": 2, "generations": [newest, previous]}`; each generation is
 `{"epoch": N, "weights": "epoch-N.weights.h5", "optimizer": true, "best": {"epoch": K, "file":
-"best-K.weights.h5"}, "history": [one entry per finished epoch], "stopped": false, "sha256": {file: digest}}`.
+"epoch-K.weights.h5"}, "history": [one entry per finished epoch], "stopped": false, "sha256": {file: digest}}`.
+The best weights are the weights file of the epoch that was best (the same weights need no second file).
 Its history and best are those of that epoch, so a generation is the whole state of the run after epoch N:
 the model, the optimizer's moments, the history the resumable callbacks replay (best value, early stopping,
 the halving schedule), and which epoch the best weights are. A kill at any instant leaves either the old
@@ -102,7 +104,8 @@ def inconsistency(record):
     if numbers != list(range(1, epoch + 1)):
         return f"it says epoch {epoch} but its history holds epochs {numbers[:3] + ['...'] if len(numbers) > 3 else numbers}"
     best = record.get("best")
-    if best is not None and (best["epoch"] > epoch or best["file"] != best_name(best["epoch"])):
+    if best is not None and (best["epoch"] > epoch
+                             or best["file"] not in (weights_name(best["epoch"]), best_name(best["epoch"]))):
         return f"its best weights {best['file']} (epoch {best['epoch']}) do not fit epoch {epoch}"
     allowed = {weights_name(epoch)} | ({best["file"]} if best is not None and not record.get("optimizer", True) else set())
     if record["weights"] not in allowed:

@@ -125,7 +125,7 @@ def make_callbacks(config, run_dir, logdir, model_dev_pairs, dev_subset, trial_i
     best_path = os.path.join(run_dir, layout.BEST_WEIGHTS_FILE)
     backup_dir = os.path.join(run_dir, layout.BACKUP_DIR)
     decay = train.lr_decay
-    best = cb.BestCheckpoint(history, backup_dir, monitor="val_accuracy")
+    best = cb.BestCheckpoint(history, monitor="val_accuracy")
     backup = cb.Backup(backup_dir, history=history, best=best, best_path=best_path)
     loss_guard = LossGrowthGuard(history)
     # Keras's progress line first, so that the epoch's line is complete before any callback prints

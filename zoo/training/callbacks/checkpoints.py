@@ -1,10 +1,11 @@
 """Checkpoints a kill cannot spoil: the best weights, the run's state to resume from (`zoo.runs.state`), and
 a stop at the first non-finite loss.
 
-After each epoch, `BestCheckpoint` writes the epoch's weights as the generation's best (when dev accuracy
-improved), `EpochHistory` writes `history.json`, and `Backup`, after them, writes the model's and
-optimizer's weights and then commits the generation with one atomic write of `backup/state.json`, which
-names those files and holds the history; only then is `best.weights.h5` copied from the generation. A
+After each epoch, `BestCheckpoint` names the epoch as the generation's best (when dev accuracy improved),
+`EpochHistory` writes `history.json`, and `Backup`, after them, writes the model's and optimizer's weights
+(the best weights too when the epoch improved: the same file) and then commits the generation with one
+atomic write of `backup/state.json`, which names those files and holds the history; only then is
+`best.weights.h5` copied from the generation. A
 resume reads the state file only: the weights, the history and the best weights come from the generation
 it names, and `history.json` and `best.weights.h5` are written again from it, so a kill between any two
 writes resumes exactly (tests/test_faults.py kills at each).
@@ -27,8 +28,7 @@ from zoo.errors import TrainError
 from zoo.runs import layout
 from zoo.runs.faults import fault_point
 from zoo.runs.optimizer import build_optimizer
-from zoo.runs.state import (RunState, best_epoch_of, best_name, generation, is_complete, weights_name,
-                             weights_readable)
+from zoo.runs.state import RunState, best_epoch_of, generation, is_complete, weights_name, weights_readable
 from zoo.training.callbacks.monitor import ReplayingMonitor
 
 # Keras's warning when weights are loaded into a model whose optimizer is not built; where that is the
@@ -37,13 +37,16 @@ OPTIMIZER_SKIPPED = "Skipping variable loading for optimizer"
 
 
 class BestCheckpoint(ReplayingMonitor):
-    """Saves the weights whenever `monitor` improves (strictly: the earlier of two equal epochs is kept),
-    counting the best value of the epochs before a resume, as the generation's best weights
-    (`backup/best-N.weights.h5`); `Backup` commits them and copies them to the run's `best.weights.h5`.
+    """Names the epoch's weights as the best whenever `monitor` improves (strictly: the earlier of two equal
+    epochs is kept), counting the best value of the epochs before a resume. It writes nothing: no callback
+    between it and `Backup` changes the weights of an epoch that improved, so `Backup`'s file of the epoch
+    (`backup/epoch-N.weights.h5`, model and optimizer) holds them, and the generations name that file as
+    their best until another epoch improves; `Backup` copies it to the run's `best.weights.h5` after the
+    commit. (It was written apart before, as `best-N.weights.h5`, the same weights a second time: a fifth of a
+    steady epoch's end at ESIM's size, `scripts/benchmark_training.py`.)
 
     Args:
         history: the run's `EpochHistory`.
-        backup_dir: the run's `backup/` folder.
         monitor: the dev metric, higher is better.
 
     Attributes:
@@ -51,9 +54,8 @@ class BestCheckpoint(ReplayingMonitor):
         changed: whether the epoch that ended last wrote new best weights.
     """
 
-    def __init__(self, history, backup_dir, monitor="val_accuracy"):
+    def __init__(self, history, monitor="val_accuracy"):
         super().__init__(history, monitor=monitor)
-        self.backup_dir = backup_dir
         self.latest, self.changed = None, False
 
     def on_epoch_end(self, epoch, logs=None):
@@ -62,9 +64,7 @@ class BestCheckpoint(ReplayingMonitor):
 
     def on_improvement(self, epoch, logs):
         if logs.get(self.monitor) is not None:
-            os.makedirs(self.backup_dir, exist_ok=True)
-            layout.save_weights(self.model, os.path.join(self.backup_dir, best_name(epoch + 1)))
-            self.latest, self.changed = {"epoch": epoch + 1, "file": best_name(epoch + 1)}, True
+            self.latest, self.changed = {"epoch": epoch + 1, "file": weights_name(epoch + 1)}, True
             fault_point("best", epoch + 1)
 
 

@@ -61,7 +61,7 @@ class HalveOnPlateau(ReplayingMonitor):
     Args:
         history: the run's `EpochHistory` (put this callback before it).
         learning_rate: the initial learning rate.
-        best_path: the best-weights file (written by the `ModelCheckpoint` placed before this callback).
+        best_path: the run's `best.weights.h5` (published by `Backup` after each commit).
         monitor: the dev metric, higher is better.
         factor: the multiplier of each halving.
         max_halvings: halvings allowed before stopping (None: never stop).
