@@ -30,7 +30,8 @@ What is measured, for every model (a 40,000-word vocabulary, 300-d vectors, the 
 Each configuration runs in a fresh subprocess with the thread settings applied before anything runs
 (TensorFlow: `tf.config.threading.set_intra_op_parallelism_threads` / `set_inter_op_parallelism_threads`;
 LiteRT: the interpreter's `num_threads`; PyTorch: `torch.set_num_threads` / `set_num_interop_threads`),
-on one thread and on all cores. A subprocess makes one pass over the pairs to warm up, then measures:
+on one thread and on all cores (`--threads`; `inter:all` adds TensorFlow with one intra-op thread and an
+inter-op thread per core, the layout docs/serving.md recommends for TF Serving on a CPU). A subprocess makes one pass over the pairs to warm up, then measures:
 batch-1 latency (p50 and p99 over `--latency-pairs` pairs, one call each) and throughput at batch 32
 and 256 (pairs/s over `--pairs` pairs in their order, batches padded to their longest sentences).
 `--rounds R` repeats every subprocess R times; the table shows the median and, in brackets, the range.
@@ -209,11 +210,24 @@ def peak_rss_mb():
     return float("nan")
 
 
-def set_tf_threads(threads):
+def set_tf_threads(threads, intra=None):
+    """TensorFlow's pools: `threads` inter-op threads and `intra` (default: as many) intra-op threads."""
     import tensorflow as tf
 
-    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_intra_op_parallelism_threads(intra or threads)
     tf.config.threading.set_inter_op_parallelism_threads(threads)
+
+
+def thread_setting(text, cores):
+    """A `--threads` entry as `{"label", "threads", "intra"}`: `N` or `all` (N threads in each of
+    TensorFlow's pools, its own layout; N threads for LiteRT and PyTorch), `inter:N` or `inter:all` (N
+    inter-op threads, each op on one intra-op thread: independent ops, such as the premise's and the
+    hypothesis's loops, run side by side instead of each small product being split; TensorFlow only, TF
+    Serving's `--tensorflow_intra_op_parallelism=1 --tensorflow_inter_op_parallelism=N`)."""
+    inter = text.startswith("inter:")
+    count = text.split(":", 1)[1] if inter else text
+    threads = cores if count == "all" else int(count)
+    return {"label": f"inter:{threads}" if inter else str(threads), "threads": threads, "intra": 1 if inter else threads}
 
 
 def child(spec):
@@ -222,7 +236,7 @@ def child(spec):
     latency_pairs = pairs[:spec["latency_pairs"]]
     kind, path, threads = spec["kind"], spec["path"], spec["threads"]
     if kind.startswith("saved_model"):
-        set_tf_threads(threads)
+        set_tf_threads(threads, spec.get("intra"))
         import tensorflow as tf
 
         signature = tf.saved_model.load(path).signatures["serving_default"]
@@ -233,7 +247,7 @@ def child(spec):
         def call(inputs):
             signature(**inputs)["probabilities"].numpy()
     elif kind == "keras":
-        set_tf_threads(threads)
+        set_tf_threads(threads, spec.get("intra"))
         import tensorflow as tf
 
         import zoo
@@ -280,7 +294,7 @@ def child(spec):
 
 def profile_child(spec):
     """Traces `serving_default` on batches of `spec["batch"]` pairs with the TF profiler; prints the totals."""
-    set_tf_threads(spec["threads"])
+    set_tf_threads(spec["threads"], spec.get("intra"))
     import collections
 
     import tensorflow as tf
@@ -446,11 +460,11 @@ def header(markdown):
     return "  ".join(f"{c:<22}" if i > 3 else f"{c:<16}" for i, c in enumerate(names))
 
 
-def configuration(args, model_name, variant, threads, artifacts, pairs):
-    """One measured configuration: its subprocess command and the model's size on disk (None: reported by
-    the subprocess)."""
-    spec = {"data": args.data, "pairs": args.pairs, "latency_pairs": args.latency_pairs, "threads": threads,
-            "kind": variant}
+def configuration(args, model_name, variant, setting, artifacts, pairs):
+    """One measured configuration (`setting`: `thread_setting`'s): its subprocess command and the model's
+    size on disk (None: reported by the subprocess)."""
+    spec = {"data": args.data, "pairs": args.pairs, "latency_pairs": args.latency_pairs,
+            "threads": setting["threads"], "intra": setting["intra"], "kind": variant}
     own = [sys.executable, os.path.abspath(__file__), "--child"]
     if variant == "torch":
         import zoo
@@ -472,8 +486,8 @@ def configuration(args, model_name, variant, threads, artifacts, pairs):
     else:
         spec["path"] = artifacts[variant]
         command, size = own + [json.dumps(spec)], disk_size(artifacts[variant])
-    return {"model": model_name, "variant": variant, "threads": threads, "command": command, "size_bytes": size,
-            "rounds": []}
+    return {"model": model_name, "variant": variant, "threads": setting["label"], "cores": setting["threads"],
+            "command": command, "size_bytes": size, "rounds": []}
 
 
 def log(message):
@@ -489,7 +503,9 @@ def build_parser():
     parser.add_argument("--data", default=None, help="pairs: an SNLI .jsonl file or a premise/hypothesis.txt folder")
     parser.add_argument("--pairs", type=int, default=1024, help="pairs of each throughput pass (default 1024)")
     parser.add_argument("--latency-pairs", type=int, default=200, help="batch-1 calls of the latency pass")
-    parser.add_argument("--threads", default="1,all", help="thread settings, e.g. 1,all or 1,2,4 (default 1,all)")
+    parser.add_argument("--threads", default="1,all",
+                        help="thread settings, e.g. 1,all or 1,2,4; inter:all or inter:N: N inter-op threads of "
+                             "one intra-op thread each (TensorFlow only) (default 1,all)")
     parser.add_argument("--rounds", type=int, default=1, help="fresh subprocesses per configuration (default 1)")
     parser.add_argument("--vocabulary", type=int, default=40000)
     parser.add_argument("--embedding-dim", type=int, default=300)
@@ -530,8 +546,9 @@ def main(argv=None):
     if args.torch_reference and not args.torch_python:
         raise SystemExit("benchmark_serving.py: error: --torch-reference needs --torch-python")
     cores = machine.cpu()["cores"] or 1
-    thread_settings = sorted({cores if t == "all" else int(t) for t in args.threads.split(",")})
-    info = machine.describe(args.gemm_seconds, thread_settings)
+    settings = {s["label"]: s for s in (thread_setting(t, cores) for t in args.threads.split(","))}
+    thread_settings = sorted(settings.values(), key=lambda s: (s["threads"], -s["intra"]))
+    info = machine.describe(args.gemm_seconds, sorted({s["threads"] for s in thread_settings}))
     print("\n".join(machine.lines(info)), flush=True)
     pairs = read_pairs(args.data)
     if args.profile or (args.variants and not any(v.startswith("tflite") for v in args.variants)):
@@ -541,9 +558,10 @@ def main(argv=None):
     for model_name in args.models:
         artifacts = build_artifacts(args, model_name, pairs)
         if args.profile:
-            for threads in thread_settings:
-                spec = {"data": args.data, "pairs": args.pairs, "threads": threads, "batch": args.profile_batch,
-                        "path": artifacts["saved_model"]}
+            for setting in thread_settings:
+                threads = setting["label"]
+                spec = {"data": args.data, "pairs": args.pairs, "threads": setting["threads"],
+                        "intra": setting["intra"], "batch": args.profile_batch, "path": artifacts["saved_model"]}
                 result = run_child([sys.executable, os.path.abspath(__file__), "--profile-child", json.dumps(spec)])
                 if "error" in result:
                     print(f"{model_name}: profile failed: {result['error']}")
@@ -557,8 +575,10 @@ def main(argv=None):
         if args.variants:
             variants = [v for v in variants if v in args.variants]
         for variant in variants:
-            for threads in thread_settings:
-                configs.append(configuration(args, model_name, variant, threads, artifacts, pairs))
+            for setting in thread_settings:
+                if setting["intra"] != setting["threads"] and not variant.startswith(("saved_model", "keras")):
+                    continue  # inter:N is a TensorFlow layout: LiteRT and PyTorch have one pool
+                configs.append(configuration(args, model_name, variant, setting, artifacts, pairs))
     if args.profile:
         return None
     # Rounds go over every configuration in turn, so that each sees the same spells of a shared machine.
@@ -573,7 +593,7 @@ def main(argv=None):
         if size is None:
             size = next((r["size_bytes"] for r in config["rounds"] if "size_bytes" in r), 0)
         summary = summarize(config["rounds"])
-        peak = machine.peak_for(info, config["threads"])
+        peak = machine.peak_for(info, config["cores"])
         work = flops[config["model"], config["variant"] != "torch"]  # each side's products as it computes them
         share = (summary["b32_pairs_per_s"][0] * work / (peak * 1e9)
                  if work and peak and "error" not in summary else None)
