@@ -225,3 +225,26 @@ def test_an_explanation_reads_as_what_it_holds():
                               {"attention": np.full((2, 3), 1 / 3)}, null_column=True)
     assert repr(explanation) == ("Explanation(neutral 0.70; premise 'A man'; hypothesis 'A dog'; maps: attention "
                                  "2x3; column 0 of attention is NULL)")
+
+
+THREAD_LAYOUT = """
+import json, os
+from zoo.quiet import import_tensorflow
+import_tensorflow()
+import tensorflow as tf
+print(json.dumps([tf.config.threading.get_intra_op_parallelism_threads(), len(os.sched_getaffinity(0))]))
+"""
+
+
+@pytest.mark.parametrize("asked", [None, "2"])
+def test_tensorflow_gets_half_the_cores_per_op_unless_the_user_chose(asked):
+    """`zoo.quiet.apply_thread_layout`: on a CPU the intra-op pool is half the cores (independent loops run side by side on the
+    inter-op pool instead); `TF_NUM_INTRAOP_THREADS` wins."""
+    env = {k: v for k, v in os.environ.items() if k != "TF_NUM_INTRAOP_THREADS"}
+    if asked:
+        env["TF_NUM_INTRAOP_THREADS"] = asked
+    proc = subprocess.run([sys.executable, "-c", THREAD_LAYOUT], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    intra, cores = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert intra == (0 if asked else max(1, cores // 2))   # 0: TensorFlow reads the environment's value itself
