@@ -117,13 +117,17 @@ def import_tensorflow():
     it does not start the runtime, so logical devices, thread pools and distribution strategies can still
     be set up."""
     quiet_environment()
-    if "tensorflow" in sys.modules:
+    if _LAID_OUT:
         return
-    with quieted():
+    with quieted():  # TensorFlow may be imported already (a module of the caller's), its runtime not started
         import tensorflow as tf
 
         gpu = bool(tf.config.list_physical_devices("GPU"))
     apply_thread_layout(tf, gpu)
+    _LAID_OUT.append(True)
+
+
+_LAID_OUT = []  # import_tensorflow ran in this process
 
 
 def start_runtime():

@@ -25,6 +25,7 @@ from zoo.data.pipeline import ShapeLog, encode_pairs
 from zoo.data.tokenizer import Tokenizer
 from zoo.errors import TrainError, TrainInterrupted
 from zoo.fileio import CorruptFileError, LockedError, sha256_file
+from zoo.quiet import import_tensorflow
 from zoo.runs import layout, load_run
 from zoo.runs.faults import fault_point
 from zoo.runs.datasets import length_grid, length_notes, make_model_batches
@@ -196,6 +197,7 @@ def train(config, callbacks=()):
         TrainError: for a user error (unknown model or setting, data, conflicting run directory).
     """
     started = time.time()
+    import_tensorflow()  # TensorFlow's thread layout on a CPU, before anything runs (zoo.quiet)
     if config.cpu_devices:
         configure_cpu_devices(config.cpu_devices)
     try:  # first: MultiWorkerMirroredStrategy must exist before TensorFlow runs anything
