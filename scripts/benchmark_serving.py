@@ -546,7 +546,11 @@ def main(argv=None):
     if args.torch_reference and not args.torch_python:
         raise SystemExit("benchmark_serving.py: error: --torch-reference needs --torch-python")
     cores = machine.cpu()["cores"] or 1
-    settings = {s["label"]: s for s in (thread_setting(t, cores) for t in args.threads.split(","))}
+    try:
+        settings = {s["label"]: s for s in (thread_setting(t, cores) for t in args.threads.split(","))}
+    except ValueError:
+        raise SystemExit(f"benchmark_serving.py: error: --threads {args.threads!r}: give numbers, all, inter:N "
+                         "or inter:all, separated by commas") from None
     thread_settings = sorted(settings.values(), key=lambda s: (s["threads"], -s["intra"]))
     info = machine.describe(args.gemm_seconds, sorted({s["threads"] for s in thread_settings}))
     print("\n".join(machine.lines(info)), flush=True)

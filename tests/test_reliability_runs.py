@@ -165,6 +165,7 @@ def test_the_backup_falls_back_to_the_last_readable_state(tmp_path, capsys):
 
     model = make_model("bowman_lstm")
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    model.optimizer.build(model.trainable_variables)                             # its moments are saved too
     backup = Backup(str(tmp_path / "backup"))
     backup.set_model(model)
     saved = {}
