@@ -229,10 +229,11 @@ def test_an_explanation_reads_as_what_it_holds():
 
 THREAD_LAYOUT = """
 import json, os
-from zoo.quiet import import_tensorflow
+from zoo.quiet import describe_thread_layout, import_tensorflow
 import_tensorflow()
 import tensorflow as tf
-print(json.dumps([tf.config.threading.get_intra_op_parallelism_threads(), len(os.sched_getaffinity(0))]))
+print(json.dumps([tf.config.threading.get_intra_op_parallelism_threads(), len(os.sched_getaffinity(0)),
+                  describe_thread_layout(tf)]))
 """
 
 
@@ -246,5 +247,7 @@ def test_tensorflow_gets_half_the_cores_per_op_unless_the_user_chose(asked):
     proc = subprocess.run([sys.executable, "-c", THREAD_LAYOUT], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    intra, cores = json.loads(proc.stdout.strip().splitlines()[-1])
+    intra, cores, line = json.loads(proc.stdout.strip().splitlines()[-1])
     assert intra == (0 if asked else max(1, cores // 2))   # 0: TensorFlow reads the environment's value itself
+    inter = os.environ.get("TF_NUM_INTEROP_THREADS") or cores
+    assert line == f"{asked or max(1, cores // 2)} intra-op, {inter} inter-op"   # what the trainer prints

@@ -204,6 +204,20 @@ def apply_thread_layout(tf, gpu):
     return threads
 
 
+def describe_thread_layout(tf):
+    """TensorFlow's pools as this process sets them, e.g. `1 intra-op, 2 inter-op` (a size left to TensorFlow
+    is its environment variable's, else one per core)."""
+    cores = cpu_cores()
+    sizes = []
+    for kind, configured, variable in (("intra-op", tf.config.threading.get_intra_op_parallelism_threads(),
+                                        "TF_NUM_INTRAOP_THREADS"),
+                                       ("inter-op", tf.config.threading.get_inter_op_parallelism_threads(),
+                                        "TF_NUM_INTEROP_THREADS")):
+        chosen = os.environ.get(variable, "")
+        sizes.append(f"{configured or (int(chosen) if chosen.isdigit() and int(chosen) > 0 else cores)} {kind}")
+    return ", ".join(sizes)
+
+
 # The command lines' filter ---------------------------------------------------------------------------------
 _FILTER = {}
 

@@ -25,7 +25,7 @@ from zoo.data.pipeline import ShapeLog, encode_pairs
 from zoo.data.tokenizer import Tokenizer
 from zoo.errors import TrainError, TrainInterrupted
 from zoo.fileio import CorruptFileError, LockedError, sha256_file
-from zoo.quiet import import_tensorflow
+from zoo.quiet import describe_thread_layout, import_tensorflow
 from zoo.runs import layout, load_run
 from zoo.runs.faults import fault_point
 from zoo.runs.datasets import length_grid, length_notes, make_model_batches
@@ -264,7 +264,7 @@ def train_in(run_dir, config, strategy, started, extra_callbacks=()):
     os.makedirs(run_dir, exist_ok=True)
     print(f"[train] run directory {run_dir} ({'resuming' if state != 'new' else 'new run'})", flush=True)
     keras.utils.set_random_seed(config.seed)
-    print(f"[train] strategy: {describe(strategy)}", flush=True)
+    print(f"[train] strategy: {describe(strategy)}; TensorFlow threads: {describe_thread_layout(tf)}", flush=True)
 
     splits, _ = inputs.load_splits(config.source, config.max_train_examples, config.max_eval_examples,
                                    fields=config.fields, labels=config.labels, roles=config.roles)
