@@ -61,7 +61,7 @@ def test_folded_projection_equals_the_dense_layer_on_the_papers_m(extra):
     assert m_folded.shape[-1] == 3 * width + extra
     expected = np.asarray(layer(m))
     assert (expected > 0).any() and (expected == 0).any()      # both sides of the ReLU are exercised
-    np.testing.assert_allclose(np.asarray(folded_dense(layer, m_folded, width)), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(folded_dense(layer, width)(m_folded)), expected, rtol=1e-5, atol=1e-6)
     kernel = np.asarray(layer.kernel)
     folded = np.asarray(fold_enhanced_kernel(kernel, width))
     np.testing.assert_allclose(folded[:width], kernel[:width] + kernel[2 * width:3 * width], rtol=1e-6)

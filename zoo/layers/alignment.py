@@ -75,19 +75,23 @@ def fold_enhanced_kernel(kernel, width):
     x̄ − x̃ is linear in x̄ and x̃, so W₃ (x̄ − x̃) folds into the others: W' = [W₁ + W₃; W₂ − W₃; W₄; W_r].
     The product then reads three quarters of m's width (ESIM's F: a fifth of its inference products, a
     quarter of them saved), and m' is never written with x̄ − x̃ in it. `width`: D."""
-    w1, w2, w3, rest = (kernel[:width], kernel[width:2 * width], kernel[2 * width:3 * width],
-                        kernel[3 * width:])
+    w1, w2, w3, rest = ops.split(kernel, [width, 2 * width, 3 * width], axis=0)  # one op: its gradient one concat
     return ops.concatenate([w1 + w3, w2 - w3, rest], axis=0)
 
 
-def folded_dense(layer, m_folded, width):
-    """`layer(m)` (a `keras.layers.Dense` built for m, Eq. 14-15 and any further features) computed from
-    m' (`enhance_folded`): the same weights, activation and output within float rounding."""
+def folded_dense(layer, width):
+    """A function m' (`enhance_folded`) -> `layer(m)`, for a `keras.layers.Dense` built for m (Eq. 14-15 and
+    any further features): the same weights, activation and output within float rounding. The kernel is
+    folded once, here: make one per forward pass and apply it to both sentences."""
     kernel = fold_enhanced_kernel(ops.convert_to_tensor(layer.kernel), width)        # folded in the weights' dtype
-    outputs = ops.matmul(m_folded, ops.cast(kernel, m_folded.dtype))
-    if layer.use_bias:
-        outputs = ops.add(outputs, ops.cast(layer.bias, m_folded.dtype))
-    return layer.activation(outputs) if layer.activation is not None else outputs
+
+    def apply(m_folded):
+        outputs = ops.matmul(m_folded, ops.cast(kernel, m_folded.dtype))
+        if layer.use_bias:
+            outputs = ops.add(outputs, ops.cast(layer.bias, m_folded.dtype))
+        return layer.activation(outputs) if layer.activation is not None else outputs
+
+    return apply
 
 
 def mean_max_pool(values, mask):

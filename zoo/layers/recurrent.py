@@ -173,11 +173,13 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         steps = ops.minimum(ops.max(ops.concatenate([lengths, ops.ones((1,), "int32")])), length)
         live = ops.slice(live, (0,), (steps,))
         states = packed_lstm_loop(z, ops.stack(kernels), live) if training else packed_lstm(z, kernels, live)
-        states = ops.concatenate([states, ops.zeros((2, 1, self.units), dtype)], axis=1)      # [2, N + 1, h]
+        rows = ops.shape(tokens)[0] + 1
+        states = ops.reshape(ops.concatenate([states, ops.zeros((2, 1, self.units), dtype)], axis=1),
+                             (2 * rows, self.units))                                  # [2(N + 1), h]: forward, backward
         rank = ops.argsort(order)                                                             # rows back in order
-        forward_states = ops.take(states[0], ops.take(index, rank, axis=0), axis=0)          # [B, L, h]
-        backward_states = ops.take(states[1], ops.take(backward_index, rank, axis=0), axis=0)
-        return ops.concatenate([forward_states, backward_states], axis=-1)                    # [B, L, 2h]
+        # both directions in one gather (its gradient one scatter): [B, L, 2] rows of the flat states
+        both = ops.stack([ops.take(index, rank, axis=0), ops.take(backward_index, rank, axis=0) + rows], axis=-1)
+        return ops.reshape(ops.take(states, both, axis=0), (batch, length, 2 * self.units))  # [B, L, 2h]
 
     def fused_call(self, x, mask=None, training=True):
         """The fused loop (class docstring): `x` `[B, L, D]`, `mask` `[B, L]` -> `[B, L, 2h]`."""

@@ -119,9 +119,10 @@ class ESIM(NLIModel):
     def compose(self, m_a, m_b, mask_a, mask_b, training=False, xla=False):
         """[ave; max] of the composition BiLSTM over F(m) of both sides (m' `[B, L, 6h + extra]`, `enhanced`)
         -> `[B, 8h]` (§3.3, Eq. 18-20)."""
+        project = folded_dense(self.projection, 2 * self.hidden_size)                # F, its kernel folded once
+
         def projected(x):                                                            # F(m) from m' [.., h]
-            return self.projection_dropout(folded_dense(self.projection, x, 2 * self.hidden_size),
-                                           training=training)
+            return self.projection_dropout(project(x), training=training)
 
         # F is position-wise: where the composition packs its sequences, it runs on the real tokens only
         v_a, v_b = self.composition.call_pair(m_a, m_b, recurrent_mask(mask_a), recurrent_mask(mask_b),

@@ -175,11 +175,11 @@ class SyntacticTreeLSTM(NLIModel):
         a_tilde, b_tilde, weights_a, weights_b = soft_align(
             dot_scores(a_bar, b_bar), a_bar, b_bar, a_mask, b_mask)                  # (11)-(13) over nodes
         pooled = []
+        project = folded_dense(self.projection, self.hidden_size)                    # F, its kernel folded once
         for bar, tilde, tree, mask, levels in ((a_bar, a_tilde, a_tree, a_mask, a_levels),
                                                (b_bar, b_tilde, b_tree, b_mask, b_levels)):
             m = enhance_folded(bar, tilde)                 # (14)-(15) without x̄ − x̃, folded into F [B, N, 3H]
-            x = self.projection_dropout(folded_dense(self.projection, m, self.hidden_size),
-                                        training=training)                          # F(m) [B, N, H]
+            x = self.projection_dropout(project(m), training=training)              # F(m) [B, N, H]
             v = self.composition(x, tree, levels=levels)                            # (16)-(17) [B, N, H]
             pooled += [mean_max_pool(v, mask), root_state(v, tree)]                 # (18)-(19) + root
         v = self.pooled_dropout(ops.concatenate(pooled, axis=-1), training=training)  # (20) [B, 6H]
