@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.support.models import make_model, random_pairs
-from zoo.data.batching import LengthGrid, fill_batch, plan_batches
+from zoo.data.batching import EMPTY_ROW, LengthGrid, fill_batch, plan_batches
 from zoo.data.snli import load_snli
 from zoo.training.losses import NLILoss
 
@@ -55,7 +55,7 @@ def test_shapes_stay_bounded_on_550k_snli_like_pairs():
 
 def test_fill_batch_weights_the_filler_rows_zero():
     indices, weights = fill_batch([7, 3, 5], 5)
-    assert indices.tolist() == [7, 3, 5, 7, 7] and weights.tolist() == [1, 1, 1, 0, 0]
+    assert indices.tolist() == [7, 3, 5, EMPTY_ROW, EMPTY_ROW] and weights.tolist() == [1, 1, 1, 0, 0]
 
 
 def test_pipeline_gives_the_planned_shapes():
@@ -88,7 +88,8 @@ def test_filler_rows_count_in_no_loss_gradient_or_metric(filler):
     batch = random_pairs(batch=5, seed=3)
     labels = np.asarray([0, 1, 2, 1, 0], "int32")
     indices, weights = fill_batch(np.arange(3), 5)
-    filled = {k: v[indices] if filler == "copies" else np.where(weights[:, None] > 0, v[indices], 0)
+    rows = np.where(indices == EMPTY_ROW, 0, indices)                       # "copies": the first pair again
+    filled = {k: v[rows] if filler == "copies" else np.where(weights[:, None] > 0, v[rows], 0)
               for k, v in batch.items()}
     short = {k: v[:3] for k, v in batch.items()}
     loss = NLILoss(l2=1e-3, weights=[w for w in model.trainable_weights if len(w.shape) > 1])
@@ -100,16 +101,16 @@ def test_filler_rows_count_in_no_loss_gradient_or_metric(filler):
             value = loss(y, model(inputs, training=False), sample_weight=w)
         return float(value), tape.gradient(value, model.trainable_weights)
 
-    full_value, full_grads = value_and_grads(filled, labels[indices], weights)
+    full_value, full_grads = value_and_grads(filled, labels[rows], weights)
     short_value, short_grads = value_and_grads(short, labels[:3])
     assert full_value == pytest.approx(short_value, rel=1e-6)
     for a, b in zip(full_grads, short_grads):
         if a is not None:
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-6)
     # Without the weights, the filler rows would change the loss.
-    assert float(loss(labels[indices], model(filled))) != pytest.approx(short_value, rel=1e-4)
+    assert float(loss(labels[rows], model(filled))) != pytest.approx(short_value, rel=1e-4)
     metric = keras.metrics.SparseCategoricalAccuracy()
-    metric.update_state(labels[indices], model(filled), sample_weight=weights)
+    metric.update_state(labels[rows], model(filled), sample_weight=weights)
     short_metric = keras.metrics.SparseCategoricalAccuracy()
     short_metric.update_state(labels[:3], model(short))
     assert float(metric.result()) == float(short_metric.result())

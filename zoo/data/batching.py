@@ -183,9 +183,12 @@ def count_batches(premise_lengths, hypothesis_lengths, grid, batch_size, bucket=
     return int(per_group.sum())
 
 
+EMPTY_ROW = -1  # `fill_batch`'s index of a filler row: an empty pair, every feature its padding value
+
+
 def fill_batch(indices, batch_size):
-    """Fills a short batch up to `batch_size` rows with copies of its first row, weighted 0 (the tf.data
-    pipeline fills with empty sentences instead; tests/test_batching.py checks that either counts for nothing).
+    """Fills a short batch up to `batch_size` rows with empty rows (`EMPTY_ROW`), weighted 0: the numpy twin
+    of `zoo.data.pipeline`'s filler rows, which hold every feature's padding value.
 
     Returns:
         `(indices int [batch_size], weights float32 [batch_size])`.
@@ -195,5 +198,5 @@ def fill_batch(indices, batch_size):
     weights = np.ones(batch_size, dtype=np.float32)
     if missing > 0:
         weights[len(indices):] = 0.0
-        indices = np.concatenate([indices, np.full(missing, indices[0], dtype=np.int64)])
+        indices = np.concatenate([indices, np.full(missing, EMPTY_ROW, dtype=np.int64)])
     return indices, weights
