@@ -15,7 +15,9 @@ What is measured, for every model (a 40,000-word vocabulary, 300-d vectors, the 
   lookup and truncation in the graph, as TF Serving runs it), exported as `export.py` does (a batch of
   more than 32 pairs runs in length-sorted chunks of 32; bi-LSTMs on packed sequences,
   `zoo.layers.loop_choice`); `saved_model:keras-loops` (`--keras-loops`) the same export with the
-  bi-LSTMs on Keras's loops (`model.lstm_loop = "keras"`: before/after packing); `saved_model:whole` exported with
+  bi-LSTMs on Keras's loops (`model.lstm_loop = "keras"`: before/after packing); `saved_model:packed-loops`
+  (`--packed-loops`) with the packed loop at every batch size (`model.lstm_loop = "packed"`: before/after
+  TensorFlow's LSTM kernel for one pair); `saved_model:whole` exported with
   `--chunk-size 0` (`--whole-batches`: each batch whole, padded to its longest sentences);
   `saved_model+xla` exported with `--xla-max-batch N` (small batches through XLA);
 - `keras`: the Keras model from token ids through `model.predict_on_batch` (Keras's own inference, what
@@ -127,12 +129,13 @@ def build_artifacts(args, model_name, pairs):
     wanted += [("saved_model:whole", 0, 0)] if args.whole_batches else []
     wanted += [("saved_model+xla", args.xla_max_batch, chunk)] if args.xla_max_batch else []
     wanted += [("saved_model:keras-loops", 0, chunk)] if args.keras_loops else []
+    wanted += [("saved_model:packed-loops", 0, chunk)] if args.packed_loops else []
     for name, xla, chunk in wanted:
         model_dir = os.path.join(root, name.replace("+", "_").replace(":", "_") + f"_c{chunk}")
         if not os.path.exists(os.path.join(model_dir, "1", "saved_model.pb")):
             run = zoo.load(run_dir)  # a fresh model each: the loop asked for below stays with its export
-            if name.endswith("keras-loops"):  # the bi-LSTMs on Keras's loops: the serving graph before packing
-                run.model.lstm_loop = "keras"  # as a user asks it (zoo.layers.loop_choice)
+            if name.endswith("-loops"):  # keras: the serving graph before packing; packed: before the kernel
+                run.model.lstm_loop = name.split(":")[1][:-len("-loops")]  # as a user asks it (zoo.layers.loop_choice)
             log(f"{model_name}: exporting {name}")
             shutil.rmtree(model_dir, ignore_errors=True)
             export_saved_model(run, model_dir, 1, xla_max_batch=xla, chunk_size=chunk,
@@ -517,6 +520,9 @@ def build_parser():
                         help="export the SavedModels with --chunk-size N (default: export.py's, 32)")
     parser.add_argument("--keras-loops", action="store_true",
                         help="also measure the SavedModel exported with Keras's bi-LSTM loops (no packing: before/after)")
+    parser.add_argument("--packed-loops", action="store_true",
+                        help="also measure the SavedModel exported with the packed bi-LSTM loop at every batch size "
+                             "(before/after TensorFlow's LSTM kernel for one pair)")
     parser.add_argument("--gemm-seconds", type=float, default=1.0,
                         help="seconds per shape of the machine's GEMM peak measurement (0: skip it)")
     parser.add_argument("--whole-batches", action="store_true",

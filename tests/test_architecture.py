@@ -131,9 +131,10 @@ def test_export_and_runs_do_not_import_training():
             assert not {t for t in imports(path) if t.startswith("zoo.training")}, name
 
 
-def imports_tensorflow_at_module_level(path):
+def imports_tensorflow(path, top_level_only=True):
+    """Whether a file imports TensorFlow at module level (or, with `top_level_only=False`, anywhere)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in tree.body:
+    for node in (tree.body if top_level_only else ast.walk(tree)):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
             [node.module or ""] if isinstance(node, ast.ImportFrom) else []
         if any(n == "tensorflow" or n.startswith("tensorflow.") for n in names):
@@ -155,9 +156,17 @@ def test_the_data_floor_loads_without_tensorflow(name):
         if current in seen:
             continue
         seen.add(current)
-        assert not imports_tensorflow_at_module_level(MODULES[current]), f"{name} imports TensorFlow through {current}"
+        assert not imports_tensorflow(MODULES[current]), f"{name} imports TensorFlow through {current}"
         parents = [current.rsplit(".", k)[0] for k in range(1, current.count("."))]  # run first, by Python
         todo += [t for t in imports(MODULES[current], top_level_only=True) if t in MODULES] + parents
+
+
+def test_models_and_layers_are_keras_ops_but_for_tensorflows_own_lstm_kernel():
+    """Model and layer code runs on any Keras backend: only the one module of TensorFlow's LSTM kernel (the
+    "block" loop, chosen under TensorFlow alone) imports TensorFlow."""
+    importing = sorted(name for name, path in MODULES.items()
+                       if name.startswith(("zoo.layers", "zoo.models")) and imports_tensorflow(path, top_level_only=False))
+    assert importing == ["zoo.layers.tensorflow_lstm"]
 
 
 ARCHITECTURE = ZOO.parent / "docs" / "architecture.md"

@@ -26,6 +26,8 @@ from zoo.export import ExportError, export_saved_model, next_version
 from zoo.export.saved_model import INPUT_NAMES, PARSE_INPUT_NAMES, SERVING_OUTPUTS
 from zoo.export.serving import RequestError, grpc_predict, rest_predict
 from zoo.export.tflite import TFLiteNLI, export_tflite
+from zoo.layers.recurrent import BidirectionalLSTM
+from zoo.layers.traversal import iter_layers
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -187,6 +189,19 @@ def test_saved_model_equals_keras_in_a_fresh_process(exported, name):
         width = loaded["explain/premise_tokens"].shape[1]
         widths = (2 * width - 1, 2 * width) if "premise_mask" in reference else (width, width + 1)
         assert attention.shape[0] == len(ALL_PAIRS) and attention.shape[2] in widths
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_one_pair_alone_is_answered_as_in_a_batch(exported, name):
+    """A request of one pair (the demo page's, an online endpoint's) takes its own path: the bi-LSTMs run
+    TensorFlow's LSTM kernel there (zoo.layers.loop_choice's "block" loop), in the served graph, with the
+    answer the batch gives."""
+    entry = entry_for(exported, name, "saved_model")
+    np.testing.assert_allclose(entry["loaded"]["one_pair/probabilities"][0], entry["reference"]["probabilities"][0],
+                               atol=TOLERANCE_SAVED_MODEL, rtol=0)
+    model = zoo.create_model(name, vocabulary_size=10, build=False)
+    has_bilstm = any(isinstance(layer, BidirectionalLSTM) for layer in iter_layers(model))
+    assert ("BlockLSTMV2" in entry["loaded"]["op_types"].tolist()) == has_bilstm, name
 
 
 @pytest.mark.parametrize("name", MODELS)

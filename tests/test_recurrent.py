@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from tests.support.jax_checks import jax_report
 from tests.support.recurrent import both_paths, make_inputs, make_layer, same_step_on_either_loop
-from zoo.layers.loop_choice import choose_loop
+from zoo.layers.loop_choice import KERNEL_ROWS, choose_loop
 from zoo.layers.recurrent import BidirectionalLSTM
 
 TOLERANCE = 1e-5
@@ -84,43 +84,72 @@ def test_packed_training_in_a_graph_with_open_shapes_and_all_empty_rows():
     assert layer.loop_for(training=True, xla=True) == "fused"    # an XLA step has fixed shapes: the fused loop
 
 
-def test_packed_inference_equals_keras_in_any_row_order_and_length():
-    """Inference on packed sequences (what Keras's predict and evaluate, the dev pass and the SavedModel run
-    on a CPU under TensorFlow: rows sorted inside, each direction only on live rows) gives Keras's outputs
-    for unsorted rows of every length, open shapes in a graph, and no mask at all; so does the fused loop's
-    inference (XLA's)."""
+@pytest.mark.parametrize("loop", ["packed", "auto"])
+def test_packed_and_kernel_inference_equal_keras_in_any_row_order_and_length(loop):
+    """Inference on packed sequences, and on TensorFlow's own LSTM kernel for a few rows (what "auto" runs
+    for Keras's predict and evaluate, the dev pass and the SavedModel on a CPU under TensorFlow), gives Keras's
+    outputs for unsorted rows of every length, open shapes in a graph, and no mask at all; so does the fused
+    loop's inference (XLA's). One graph takes a batch on either side of `KERNEL_ROWS`."""
     layer = make_layer()
     x, mask = make_inputs()
-    assert layer.loop_for() == "packed" and layer.loop_for(xla=True) == "keras"
-    packed = tf.function(lambda x, m: layer(x, mask=m, training=False),
+    assert layer.loop_for(loop=loop) == {"packed": "packed", "auto": "block"}[loop]
+    assert layer.loop_for(xla=True, loop=loop) == {"packed": "fused", "auto": "keras"}[loop]
+    seen = []
+    for name in ("packed_call", "block_call"):
+        method = getattr(BidirectionalLSTM, name)
+        setattr(layer, name, lambda *a, method=method, name=name, **kw: seen.append(name) or method(layer, *a, **kw))
+    packed = tf.function(lambda x, m: layer(x, mask=m, training=False, loop=loop),
                          input_signature=[tf.TensorSpec([None, None, 6]), tf.TensorSpec([None, None], tf.bool)])
     keras_loops = lambda x, m=None: np.asarray(layer(x, mask=m, loop="keras"))  # noqa: E731
     reference = keras_loops(x, mask)
     ours = np.asarray(packed(x, mask))
+    assert sorted(set(seen)) == {"packed": ["packed_call"], "auto": ["block_call", "packed_call"]}[loop]
     np.testing.assert_allclose(ours, reference, atol=TOLERANCE, rtol=0)
     assert np.all(ours[~mask] == 0)
     np.testing.assert_allclose(np.asarray(packed(x[:1, :3], mask[:1, :3])), keras_loops(x[:1, :3], mask[:1, :3]),
                                atol=TOLERANCE, rtol=0)           # one pair, another length: the same graph
-    unmasked = tf.function(lambda x: layer(x, training=False))
+    many = np.tile(x, (4, 1, 1)), np.tile(mask, (4, 1))        # 20 rows: more than KERNEL_ROWS, packed
+    assert len(many[0]) > KERNEL_ROWS
+    np.testing.assert_allclose(np.asarray(packed(*many)), keras_loops(*many), atol=TOLERANCE, rtol=0)
+    unmasked = tf.function(lambda x: layer(x, training=False, loop=loop))
     np.testing.assert_allclose(np.asarray(unmasked(x)), keras_loops(x), atol=TOLERANCE, rtol=0)
     np.testing.assert_allclose(np.asarray(layer(x, mask=mask, loop="fused")), reference, atol=TOLERANCE, rtol=0)
 
 
-def test_a_pair_of_batches_runs_as_one_packed_batch():
-    """`call_pair` (ESIM's premises and hypotheses through one encoder): where the loop packs, one call on
-    both, padded to the longer; each side's outputs are what a call on it alone gives."""
+def test_the_kernel_runs_eagerly_on_empty_rows_and_only_at_float32():
+    layer = make_layer()
+    x, mask = make_inputs()
+    np.testing.assert_allclose(np.asarray(layer.block_call(x, mask)), layer(x, mask=mask, loop="keras"),
+                               atol=TOLERANCE, rtol=0)
+    empty = np.asarray(layer.block_call(x[:2, :3], np.zeros((2, 3), bool)))  # no real word at all: zeros
+    assert empty.shape == (2, 3, 8) and np.all(empty == 0)
+    assert choose_loop("auto", "tensorflow", "cpu", False, False, "bfloat16") == "packed"
+    assert choose_loop("block", "tensorflow", "cpu", False, False, "float16") == "packed"
+
+
+@pytest.mark.parametrize("loop, rows, expected", [("auto", (1, 1), "block_call"), ("auto", (5, 3), "packed_call"),
+                                                  ("packed", (5, 3), "packed_call")])
+def test_a_pair_of_batches_runs_as_one_packed_batch(loop, rows, expected):
+    """`call_pair` (ESIM's premises and hypotheses through one encoder): where the loop packs, or runs
+    TensorFlow's kernel (one pair: `KERNEL_ROWS`), one call on both, padded to the longer; each side's
+    outputs are what a call on it alone gives."""
     layer = make_layer()
     x, mask = make_inputs()
     seen = []
-    layer.packed_call = lambda *args, **kw: seen.append(len(args[0])) or BidirectionalLSTM.packed_call(layer, *args, **kw)
-    first, second = layer.call_pair(x, x[:3, :4], mask, mask[:3, :4])
-    assert seen == [8]                                           # 5 + 3 rows, one loop
-    np.testing.assert_allclose(np.asarray(first), np.asarray(layer(x, mask=mask, loop="keras")), atol=TOLERANCE)
-    np.testing.assert_allclose(np.asarray(second), np.asarray(layer(x[:3, :4], mask=mask[:3, :4], loop="keras")),
-                               atol=TOLERANCE)
-    assert first.shape == (5, 7, 8) and second.shape == (3, 4, 8)
-    layer.call_pair(x, x[:3, :4], mask, mask[:3, :4], loop="keras")
-    assert seen == [8]                                           # Keras's loops: two calls, no packing
+    for name in ("packed_call", "block_call"):
+        method = getattr(BidirectionalLSTM, name)
+        setattr(layer, name, lambda *a, method=method, name=name, **kw: seen.append((name, len(a[0])))
+                or method(layer, *a, **kw))
+    first, first_mask = x[:rows[0]], mask[:rows[0]]
+    second, second_mask = x[-rows[1]:, :4], mask[-rows[1]:, :4]
+    outputs = layer.call_pair(first, second, first_mask, second_mask, loop=loop)
+    assert seen == [(expected, sum(rows))]                      # both sides' rows, one loop
+    for ours, (x_side, mask_side) in zip(outputs, ((first, first_mask), (second, second_mask))):
+        assert ours.shape == x_side.shape[:2] + (8,)
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(layer(x_side, mask=mask_side, loop="keras")),
+                                   atol=TOLERANCE)
+    layer.call_pair(first, second, first_mask, second_mask, loop="keras")
+    assert seen == [(expected, sum(rows))]                      # Keras's loops: two calls, no packing
 
 
 # (requested, backend, device, training, xla) -> loop: every row of zoo.layers.loop_choice's table
@@ -131,7 +160,7 @@ LOOP_TABLE = [
     (("auto", "tensorflow", "gpu", True, False), "keras"),
     (("auto", "jax", "gpu", True, True), "keras"),
     (("auto", "tensorflow", "cpu", True, False), "packed"),
-    (("auto", "tensorflow", "cpu", False, False), "packed"),
+    (("auto", "tensorflow", "cpu", False, False), "block"),
     (("auto", "tensorflow", "cpu", True, True), "fused"),
     (("auto", "jax", "cpu", True, True), "fused"),
     (("auto", "jax", "cpu", True, False), "fused"),
@@ -140,6 +169,12 @@ LOOP_TABLE = [
     (("packed", "tensorflow", "gpu", False, False), "packed"),
     (("packed", "tensorflow", "cpu", True, True), "fused"),
     (("packed", "jax", "cpu", False, False), "fused"),
+    (("packed", "tensorflow", "cpu", False, False), "packed"),
+    (("block", "tensorflow", "cpu", False, False), "block"),
+    (("block", "tensorflow", "gpu", False, False), "block"),
+    (("block", "tensorflow", "cpu", True, False), "packed"),
+    (("block", "tensorflow", "cpu", False, True), "fused"),
+    (("block", "jax", "cpu", False, False), "fused"),
     (("fused", "tensorflow", "cpu", False, False), "fused"),
     (("fused", "jax", "gpu", True, True), "fused"),
 ]
@@ -151,7 +186,7 @@ def test_the_loop_is_chosen_by_one_table(arguments, loop):
 
 
 def test_the_loop_choice_refuses_an_unknown_request_and_models_pass_theirs():
-    with pytest.raises(ValueError, match="must be one of auto, packed, fused, keras"):
+    with pytest.raises(ValueError, match="must be one of auto, packed, block, fused, keras"):
         choose_loop("yes", "tensorflow", "cpu", True, False)
     from tests.support import models as tc
 
@@ -160,17 +195,19 @@ def test_the_loop_choice_refuses_an_unknown_request_and_models_pass_theirs():
         model.lstm_loop = "yes"
     seen = []
     layer = model.input_encoder
-    layer.packed_call = lambda *args, **kw: seen.append("packed") or BidirectionalLSTM.packed_call(layer, *args, **kw)
-    batch = tc.random_pairs(batch=2)
-    model.explain(batch)                                         # inference on a CPU: packed (one call, both sides)
+    for name in ("packed_call", "block_call"):
+        method = getattr(BidirectionalLSTM, name)
+        setattr(layer, name, lambda *a, method=method, name=name, **kw: seen.append(name) or method(layer, *a, **kw))
+    batch = tc.random_pairs(batch=1)
+    model.explain(batch)                                         # one pair on a CPU: the kernel (one call, both sides)
     model.lstm_loop = "keras"
     model.explain(batch)
     reference = np.asarray(model(batch))                        # Keras's loops
     model.lstm_loop = "auto"
     model.explain(batch, xla=True)                               # fixed shapes: Keras's loops
-    assert seen == ["packed"]
-    predicted = model.predict(batch, verbose=0)                  # Keras's own inference packs too
-    assert seen == ["packed", "packed"]
+    assert seen == ["block_call"]
+    predicted = model.predict(batch, verbose=0)                  # Keras's own inference too
+    assert seen == ["block_call", "block_call"]
     np.testing.assert_allclose(predicted, reference, atol=TOLERANCE, rtol=0)
 
 

@@ -48,8 +48,9 @@ def load_in_fresh_process(jobs_path):
     Args:
         jobs_path: a JSON file `{"pairs": [[p, h(, p_parse, h_parse)], ...], "jobs": [{"saved_model": DIR, "out": NPZ}, ...]}`;
             each job writes the outputs of `serving_default` (keys prefixed `serving_default/`) and
-            `explain` (`explain/`) to its `out` file, each signature's input names (`SIGNATURE:inputs`), plus
-            `invalid_utf8` (the error of a non-UTF-8 input).
+            `explain` (`explain/`) to its `out` file, each signature's input names (`SIGNATURE:inputs`),
+            `serving_default`'s probabilities of the first pair alone (`one_pair/probabilities`), the op
+            types of its graph and functions (`op_types`), plus `invalid_utf8` (the error of a non-UTF-8 input).
     """
     import json
 
@@ -69,6 +70,13 @@ def load_in_fresh_process(jobs_path):
             outputs = signature(**{k: columns[k] for k in signature.structured_input_signature[1]})
             arrays.update({f"{name}/{k}": v.numpy() for k, v in outputs.items()})
             arrays[f"{name}:inputs"] = np.array(sorted(signature.structured_input_signature[1]))
+        # one pair alone (the demo page's and an online endpoint's request: its own path through the graph)
+        signature = loaded.signatures["serving_default"]
+        one = signature(**{k: columns[k][:1] for k in signature.structured_input_signature[1]})
+        arrays["one_pair/probabilities"] = one["probabilities"].numpy()
+        graph = signature.graph.as_graph_def()
+        arrays["op_types"] = np.array(sorted({n.op for n in graph.node}
+                                             | {n.op for f in graph.library.function for n in f.node_def}))
         try:
             bad = {"premise": tf.constant([b"\xff\xfe bad"]), "hypothesis": tf.constant([b"ok"]),
                    "premise_binary_parse": tf.constant([b""]), "hypothesis_binary_parse": tf.constant([b""])}

@@ -8,6 +8,10 @@
   step, so it runs only where shapes may change inside a loop: TensorFlow without XLA.
 - `"fused"`: one loop over every position of both directions, the input products taken out of it, with a
   hand-written gradient; fixed shapes, so it runs under XLA and JAX too.
+- `"block"`: inference under TensorFlow on a CPU: a batch of at most `KERNEL_ROWS` rows (one pair's premise
+  and hypothesis) runs TensorFlow's own LSTM kernel, one op per direction for the whole sequence
+  (`zoo.layers.tensorflow_lstm`: at one pair the packed loop's thirty-odd ops a step cost more than its
+  products); a larger batch runs the packed loop.
 - `"keras"`: Keras's `Bidirectional(LSTM)` (cuDNN on a TensorFlow GPU, `lax.scan` under JAX).
 
 The table (`requested` is the user's choice: the model's `lstm_loop`, or the layer's `loop`):
@@ -17,19 +21,28 @@ The table (`requested` is the user's choice: the model's `lstm_loop`, or the lay
 | `"keras"` | any | any | any | any | keras |
 | any other | neither tensorflow nor jax | any | any | any | keras |
 | `"auto"` | tensorflow or jax | gpu (any non-CPU device) | any | any | keras (what the GPU figures were measured on) |
-| `"auto"` | tensorflow | cpu | any | False | packed |
+| `"auto"` | tensorflow | cpu | True | False | packed |
+| `"auto"` | tensorflow | cpu | False | False | block (float32; other dtypes packed) |
 | `"auto"` | tensorflow | cpu | True | True | fused |
 | `"auto"` | jax | cpu | True | any | fused |
 | `"auto"` | tensorflow or jax | cpu | False | True (or jax) | keras |
 | `"packed"` | tensorflow | any | any | False | packed |
 | `"packed"` | tensorflow or jax | any | any | True (or jax) | fused |
+| `"block"` | tensorflow | any | False | False | block (float32; other dtypes packed) |
+| `"block"` | otherwise | | | | as `"packed"` |
 | `"fused"` | tensorflow or jax | any | any | any | fused |
 
 `xla` is True where the graph compiles with fixed shapes: a Keras step with `jit_compile=True`, the
 SavedModel's XLA path, the TFLite converter. JAX always compiles (its shapes are fixed too).
 """
 
-LOOPS = ("packed", "fused", "keras")
+LOOPS = ("packed", "block", "fused", "keras")
+# "block": inference batches of up to this many rows run TensorFlow's kernel, larger ones the packed loop. One
+# pair's premise and hypothesis (joined, `BidirectionalLSTM.call_pair`): ESIM at paper size, against the packed
+# loop, 1.6-1.7x on one intra-op and two inter-op threads (the directions side by side), 1.02-1.03x on one
+# thread; at two pairs (4 rows) 1.29x and 0.94x, at three 0.93x and 0.66x: the kernel multiplies [x_t; h_{t-1}]
+# by [W; U] at every step (twice U's read) and computes padding, which a few more rows soon cost.
+KERNEL_ROWS = 2
 REQUESTS = ("auto",) + LOOPS
 BACKENDS_WITH_OWN_LOOPS = ("tensorflow", "jax")
 
@@ -41,18 +54,19 @@ def check_request(requested, what="lstm_loop"):
     return requested
 
 
-def choose_loop(requested, backend, device, training, xla):
+def choose_loop(requested, backend, device, training, xla, dtype="float32"):
     """The loop a bi-LSTM call runs (the module's table).
 
     Args:
-        requested: `"auto"`, `"packed"`, `"fused"` or `"keras"`.
+        requested: `"auto"`, `"packed"`, `"block"`, `"fused"` or `"keras"`.
         backend: Keras's backend name (`keras.backend.backend()`).
         device: `"cpu"` or another device kind (`"gpu"`, `"tpu"`).
         training: whether the call is a training step.
         xla: whether the graph compiles with fixed shapes (XLA, the TFLite converter).
+        dtype: the layer's compute dtype (TensorFlow's kernel runs float32 only).
 
     Returns:
-        `"packed"`, `"fused"` or `"keras"`.
+        `"packed"`, `"block"`, `"fused"` or `"keras"`.
     """
     check_request(requested, "requested loop")
     if requested == "keras" or backend not in BACKENDS_WITH_OWN_LOOPS:
@@ -60,12 +74,14 @@ def choose_loop(requested, backend, device, training, xla):
     fixed_shapes = bool(xla) or backend != "tensorflow"
     if requested == "fused":
         return "fused"
-    if requested == "packed":
-        return "fused" if fixed_shapes else "packed"
+    if requested in ("packed", "block"):
+        if fixed_shapes:
+            return "fused"
+        return "block" if requested == "block" and not training and dtype == "float32" else "packed"
     if device != "cpu":
         return "keras"
     if not fixed_shapes:
-        return "packed"
+        return "block" if not training and dtype == "float32" else "packed"
     return "fused" if training else "keras"
 
 

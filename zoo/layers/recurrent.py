@@ -5,7 +5,7 @@ own gradient (the loops: `zoo.layers.lstm_loops`; which one runs: `zoo.layers.lo
 import keras
 from keras import ops
 
-from zoo.layers.loop_choice import check_request, choose_loop, device_kind
+from zoo.layers.loop_choice import KERNEL_ROWS, check_request, choose_loop, device_kind
 from zoo.layers.lstm_loops import lstm_loop, lstm_states, packed_lstm, packed_lstm_loop
 from zoo.layers.serializable import serializable
 
@@ -24,8 +24,9 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
     Which loop runs is chosen per call by `zoo.layers.loop_choice.choose_loop` (its table) from the backend,
     the device, `training`, whether the graph compiles with fixed shapes (`xla`, told by the caller: the
     zoo's models pass their own `jit_compile`) and the loop asked for (the call's `loop`, else the layer's):
-    on a CPU under TensorFlow, the packed loop for training and inference alike (`packed_call`: no work on
-    padding); under XLA or JAX, the fused loop for a training step and Keras's `Bidirectional` for
+    on a CPU under TensorFlow, the packed loop for training and for inference on more than `KERNEL_ROWS` rows
+    (`packed_call`: no work on padding) and TensorFlow's own LSTM kernel for inference on fewer
+    (`block_call`); under XLA or JAX, the fused loop for a training step and Keras's `Bidirectional` for
     inference; on a GPU, Keras's (cuDNN under TensorFlow, `lax.scan` under JAX).
 
     The fused loop (the LSTM as Keras computes it, gates i, f, g, o):
@@ -50,7 +51,7 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
     Args:
         units: the size of each direction.
         name: the layer's name; the directions are `forward_{name}` and `backward_{name}`.
-        loop: the loop asked for: `"auto"` (default), `"packed"`, `"fused"` or `"keras"`
+        loop: the loop asked for: `"auto"` (default), `"packed"`, `"block"`, `"fused"` or `"keras"`
             (`zoo.layers.loop_choice`); a call's `loop` argument wins over it.
         **kwargs: `keras.layers.Layer` arguments (`dtype`, `trainable`); the LSTMs and their
             concatenation are fixed here.
@@ -73,7 +74,8 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
 
     def loop_for(self, training=False, xla=False, loop=None):
         """The loop a call with these arguments runs here (`zoo.layers.loop_choice.choose_loop`)."""
-        return choose_loop(loop or self.loop, keras.backend.backend(), device_kind(), bool(training), bool(xla))
+        return choose_loop(loop or self.loop, keras.backend.backend(), device_kind(), bool(training), bool(xla),
+                           self.compute_dtype)
 
     def call(self, sequences, initial_state=None, mask=None, training=None, xla=False, loop=None, transform=None):
         """`sequences` `[B, L, D]` -> `[B, L, 2h]`.
@@ -86,6 +88,9 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
                 loop it runs on the real tokens only.
         """
         chosen = "keras" if initial_state is not None else self.loop_for(training, xla, loop)
+        if chosen == "block":
+            return ops.cond(ops.shape(sequences)[0] <= KERNEL_ROWS, lambda: self.block_call(sequences, mask, transform),
+                            lambda: self.packed_call(sequences, mask, transform=transform))
         if chosen == "packed":
             return self.packed_call(sequences, mask, training=bool(training), transform=transform)
         if transform is not None:
@@ -105,26 +110,39 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         are bound by reading the recurrent kernel, not by the rows, so halving the steps makes batch 1
         1.26x faster (ESIM, one thread, CPU time: 7.7 against 9.7 ms); at 32 rows, and for training
         steps, whose gradient loop carries every row of the joined batch, two calls are faster (5% and
-        11%). Elsewhere (other loops, larger batches) two calls, without that padding."""
+        11%). Elsewhere (other loops, larger batches) two calls, without that padding. On the `"block"`
+        loop one pair's two joined rows run TensorFlow's kernel (`KERNEL_ROWS`): two ops of max(L1, L2)
+        steps, one per direction, side by side on two inter-op threads."""
         def separate():
             return tuple(self(x, mask=m, training=training, xla=xla, loop=loop, transform=transform)
                          for x, m in ((first, first_mask), (second, second_mask)))
 
-        if training or self.loop_for(training, xla, loop) != "packed":
+        chosen = self.loop_for(training, xla, loop)
+        if training or chosen not in ("packed", "block"):
             return separate()
+        rows = ops.shape(first)[0]
+        first, second = ops.cast(first, self.compute_dtype), ops.cast(second, self.compute_dtype)
 
-        def joined():
+        def joined(run):
             lengths = (ops.shape(first)[1], ops.shape(second)[1])
             length = ops.maximum(*lengths)
             padded = [(ops.pad(x, ((0, 0), (0, length - n), (0, 0))), ops.pad(m, ((0, 0), (0, length - n))))
                       for x, m, n in ((first, first_mask, lengths[0]), (second, second_mask, lengths[1]))]
-            outputs = self(ops.concatenate([padded[0][0], padded[1][0]], axis=0),
-                           mask=ops.concatenate([padded[0][1], padded[1][1]], axis=0), training=training, xla=xla,
-                           loop=loop, transform=transform)                            # [2B, L, 2h]
+            outputs = run(ops.concatenate([padded[0][0], padded[1][0]], axis=0),
+                          ops.concatenate([padded[0][1], padded[1][1]], axis=0))     # [2B, L, 2h]
             return outputs[:rows, :lengths[0]], outputs[rows:, :lengths[1]]
 
-        rows = ops.shape(first)[0]
-        return ops.cond(rows <= JOINED_ROWS, joined, separate)
+        def packed(x, mask):
+            return self.packed_call(x, mask, transform=transform)
+
+        def packed_pair():  # each branch runs its loop directly: no second choice inside it
+            return ops.cond(rows <= JOINED_ROWS, lambda: joined(packed),
+                            lambda: (packed(first, first_mask), packed(second, second_mask)))
+
+        if chosen == "packed":
+            return packed_pair()
+        return ops.cond(2 * rows <= KERNEL_ROWS, lambda: joined(lambda x, mask: self.block_call(x, mask, transform)),
+                        packed_pair)
 
     def packed_call(self, x, mask=None, training=False, transform=None):
         """A bi-LSTM on packed sequences: no product on a padding position (training and inference on a CPU
@@ -180,6 +198,21 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         # both directions in one gather (its gradient one scatter): [B, L, 2] rows of the flat states
         both = ops.stack([ops.take(index, rank, axis=0), ops.take(backward_index, rank, axis=0) + rows], axis=-1)
         return ops.reshape(ops.take(states, both, axis=0), (batch, length, 2 * self.units))  # [B, L, 2h]
+
+    def block_call(self, x, mask=None, transform=None):
+        """Inference on a few rows with TensorFlow's own LSTM kernel, one op per direction for the whole
+        sequence (`zoo.layers.tensorflow_lstm`; the `"block"` loop, TensorFlow only): `x` `[B, L, D]`,
+        `mask` `[B, L]` (right padding) -> `[B, L, 2h]`, zeros at masked positions. The kernel computes
+        every row for as many steps as the longest has words; at a few rows a step costs its kernel's
+        read, not its rows. `transform` runs on every position here."""
+        from zoo.layers.tensorflow_lstm import block_bidirectional  # TensorFlow only: this loop's kernel
+
+        if transform is not None:
+            x = transform(x)
+        batch, length = ops.shape(x)[0], ops.shape(x)[1]
+        lengths = (ops.full((batch,), length, "int32") if mask is None
+                   else ops.sum(ops.cast(mask, "int32"), axis=1))
+        return block_bidirectional(x, lengths, self.forward_layer.cell, self.backward_layer.cell)
 
     def fused_call(self, x, mask=None, training=True):
         """The fused loop (class docstring): `x` `[B, L, D]`, `mask` `[B, L]` -> `[B, L, 2h]`."""
