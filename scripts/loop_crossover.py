@@ -1,0 +1,86 @@
+"""Where TensorFlow's LSTM kernel stops paying: ESIM's inference at small batch sizes on two bi-LSTM loops.
+
+    python scripts/loop_crossover.py --batches 1,2,3,4,8 --inter 1,2
+
+For each inter-op thread count (one intra-op thread each, a fresh subprocess each), a paper-size ESIM
+(random weights, a 2,000-word vocabulary) is traced once per loop asked for (`model.lstm_loop`: "auto", which
+runs TensorFlow's kernel for at most `zoo.layers.loop_choice.KERNEL_ROWS` rows, and "packed") with open
+shapes, then called on 20 random batches per size (premises of 6-23 words, hypotheses of 4-11, as SNLI's),
+three passes, the loops alternating twice; printed: each loop's best median milliseconds per call and their
+ratio (packed / auto: above 1, the kernel is faster). Behind `KERNEL_ROWS`; not a test.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def measure(batches, inter):
+    """Runs in the subprocess: prints one line per batch size."""
+    import numpy as np
+    import tensorflow as tf
+
+    sys.path.insert(0, ROOT)
+    import keras
+
+    from zoo.models.esim import ESIM
+
+    keras.utils.set_random_seed(0)
+    model = ESIM(vocabulary_size=2000, embedding_dim=300)
+    rng = np.random.default_rng(0)
+
+    def batch(rows):
+        lengths = rng.integers(6, 24, rows), rng.integers(4, 12, rows)
+        out = []
+        for side in lengths:
+            ids = np.zeros((rows, side.max()), "int32")
+            for i, n in enumerate(side):
+                ids[i, :n] = rng.integers(3, 2000, n)
+            out.append(tf.constant(ids))
+        return out
+
+    def traced(loop):
+        def call(premise, hypothesis):
+            model.lstm_loop = loop  # read while tracing: each function keeps its loop
+            return model({"premise": premise, "hypothesis": hypothesis}, training=False)
+        return tf.function(call, input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2)
+
+    functions = {loop: traced(loop) for loop in ("auto", "packed")}
+    for rows in batches:
+        data = [batch(rows) for _ in range(20)]
+        best = {}
+        for loop in ("auto", "packed", "auto", "packed"):
+            function = functions[loop]
+            function(*data[0])
+            times = []
+            for _ in range(3):
+                for pair in data:
+                    start = time.perf_counter()
+                    function(*pair)
+                    times.append(time.perf_counter() - start)
+            best[loop] = min(best.get(loop, float("inf")), 1e3 * float(np.median(times)))
+        print(f"inter-op {inter}, intra-op 1, batch {rows}: auto {best['auto']:.2f} ms, packed {best['packed']:.2f} ms, "
+              f"packed / auto {best['packed'] / best['auto']:.2f}", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", default="1,2,3,4,8", help="pairs per call, comma-separated")
+    parser.add_argument("--inter", default="1,2", help="inter-op thread counts, comma-separated")
+    parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    batches = [int(b) for b in args.batches.split(",")]
+    if args.child is not None:
+        return measure(batches, args.child)
+    for inter in [int(n) for n in args.inter.split(",")]:
+        env = dict(os.environ, TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS=str(inter), TF_CPP_MIN_LOG_LEVEL="3")
+        subprocess.run([sys.executable, __file__, "--batches", args.batches, "--child", str(inter)], env=env,
+                       check=True)
+
+
+if __name__ == "__main__":
+    main()
