@@ -37,11 +37,12 @@ SavedModel's XLA path, the TFLite converter. JAX always compiles (its shapes are
 """
 
 LOOPS = ("packed", "block", "fused", "keras")
-# "block": inference batches of up to this many rows run TensorFlow's kernel, larger ones the packed loop. One
-# pair's premise and hypothesis (joined, `BidirectionalLSTM.call_pair`): ESIM at paper size, against the packed
-# loop, 1.6-1.7x on one intra-op and two inter-op threads (the directions side by side), 1.02-1.03x on one
-# thread; at two pairs (4 rows) 1.29x and 0.94x, at three 0.93x and 0.66x: the kernel multiplies [x_t; h_{t-1}]
-# by [W; U] at every step (twice U's read) and computes padding, which a few more rows soon cost.
+# "block": inference batches of up to this many rows run TensorFlow's kernel, larger ones the packed loop. ESIM
+# at paper size against the packed loop (`python scripts/loop_crossover.py --batches 1,2,3,4 --inter 1,2`, AMD
+# EPYC 25/17): one pair (2 rows joined, `BidirectionalLSTM.call_pair`) 1.39x with one intra-op and two inter-op
+# threads (the directions side by side), 0.92-0.99x on one thread; two pairs 1.32x and 0.82x; three 1.02x and
+# 0.74x: the kernel multiplies [x_t; h_{t-1}] by [W; U] at every step (twice U's read) and computes a shorter
+# row's padding, which more rows soon cost. One pair only: faster where there are two cores, level on one.
 KERNEL_ROWS = 2
 REQUESTS = ("auto",) + LOOPS
 BACKENDS_WITH_OWN_LOOPS = ("tensorflow", "jax")
