@@ -3,7 +3,7 @@
     python scripts/loop_crossover.py --batches 1,2,3,4,8 --inter 1,2
 
 For each inter-op thread count (one intra-op thread each, a fresh subprocess each), a paper-size ESIM
-(random weights, a 2,000-word vocabulary) is traced once per variant with open shapes: `kernel`, the bi-LSTMs
+(random weights, a 2,000-word vocabulary; `--hidden-size` for another size) is traced once per variant with open shapes: `kernel`, the bi-LSTMs
 on TensorFlow's kernel at every batch size (the "block" loop with `KERNEL_ROWS` lifted while tracing), and
 `packed`, the packed loop (`model.lstm_loop = "packed"`). Each is called on 20 random batches per size
 (premises of 6-23 words, hypotheses of 4-11, as SNLI's), three passes, the variants alternating twice;
@@ -20,7 +20,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def measure(batches, inter):
+def measure(batches, inter, hidden_size=300):
     """Runs in the subprocess: prints one line per batch size."""
     import numpy as np
     import tensorflow as tf
@@ -31,7 +31,7 @@ def measure(batches, inter):
     from zoo.models.esim import ESIM
 
     keras.utils.set_random_seed(0)
-    model = ESIM(vocabulary_size=2000, embedding_dim=300)
+    model = ESIM(vocabulary_size=2000, embedding_dim=hidden_size, hidden_size=hidden_size)
     rng = np.random.default_rng(0)
 
     def batch(rows):
@@ -81,15 +81,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", default="1,2,3,4,8", help="pairs per call, comma-separated")
     parser.add_argument("--inter", default="1,2", help="inter-op thread counts, comma-separated")
+    parser.add_argument("--hidden-size", type=int, default=300, help="ESIM's size (300: the paper's)")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     batches = [int(b) for b in args.batches.split(",")]
     if args.child is not None:
-        return measure(batches, args.child)
+        return measure(batches, args.child, args.hidden_size)
     for inter in [int(n) for n in args.inter.split(",")]:
         env = dict(os.environ, TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS=str(inter), TF_CPP_MIN_LOG_LEVEL="3")
-        subprocess.run([sys.executable, __file__, "--batches", args.batches, "--child", str(inter)], env=env,
-                       check=True)
+        subprocess.run([sys.executable, __file__, "--batches", args.batches, "--hidden-size", str(args.hidden_size),
+                        "--child", str(inter)], env=env, check=True)
 
 
 if __name__ == "__main__":
