@@ -47,8 +47,8 @@ class NLIModel(keras.Model):
     @property
     def lstm_loop(self):
         """The loop asked of the model's bi-LSTMs: `"auto"` (default: `zoo.layers.loop_choice`'s table),
-        `"packed"`, `"fused"` or `"keras"`. Settable, as Keras's `jit_compile`; a training or prediction
-        function traced before keeps the loop it was traced with."""
+        `"packed"`, `"block"`, `"fused"` or `"keras"`. Settable, as Keras's `jit_compile`; a training or
+        prediction function traced before keeps the loop it was traced with."""
         return getattr(self, "_lstm_loop", "auto")
 
     @lstm_loop.setter
