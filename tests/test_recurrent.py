@@ -13,6 +13,19 @@ from zoo.layers.recurrent import BidirectionalLSTM
 TOLERANCE = 1e-5
 
 
+def record_loops(layer, seen, rows=False):
+    """Wraps `layer`'s packed and kernel loops so that each call appends its name (with `rows`, and its batch
+    rows) to `seen`."""
+    for name in ("packed_call", "block_call"):
+        method = getattr(BidirectionalLSTM, name)
+
+        def recorded(*args, method=method, name=name, **kwargs):
+            seen.append((name, len(args[0])) if rows else name)
+            return method(layer, *args, **kwargs)
+
+        setattr(layer, name, recorded)
+
+
 def test_fused_loop_equals_keras_bidirectional_on_right_padded_sentences():
     layer = make_layer()
     x, mask = make_inputs()
@@ -95,9 +108,7 @@ def test_packed_and_kernel_inference_equal_keras_in_any_row_order_and_length(loo
     assert layer.loop_for(loop=loop) == {"packed": "packed", "auto": "block"}[loop]
     assert layer.loop_for(xla=True, loop=loop) == {"packed": "fused", "auto": "keras"}[loop]
     seen = []
-    for name in ("packed_call", "block_call"):
-        method = getattr(BidirectionalLSTM, name)
-        setattr(layer, name, lambda *a, method=method, name=name, **kw: seen.append(name) or method(layer, *a, **kw))
+    record_loops(layer, seen)
     packed = tf.function(lambda x, m: layer(x, mask=m, training=False, loop=loop),
                          input_signature=[tf.TensorSpec([None, None, 6]), tf.TensorSpec([None, None], tf.bool)])
     keras_loops = lambda x, m=None: np.asarray(layer(x, mask=m, loop="keras"))  # noqa: E731
@@ -136,10 +147,7 @@ def test_a_pair_of_batches_runs_as_one_packed_batch(loop, rows, expected):
     layer = make_layer()
     x, mask = make_inputs()
     seen = []
-    for name in ("packed_call", "block_call"):
-        method = getattr(BidirectionalLSTM, name)
-        setattr(layer, name, lambda *a, method=method, name=name, **kw: seen.append((name, len(a[0])))
-                or method(layer, *a, **kw))
+    record_loops(layer, seen, rows=True)
     first, first_mask = x[:rows[0]], mask[:rows[0]]
     second, second_mask = x[-rows[1]:, :4], mask[-rows[1]:, :4]
     outputs = layer.call_pair(first, second, first_mask, second_mask, loop=loop)
@@ -195,9 +203,7 @@ def test_the_loop_choice_refuses_an_unknown_request_and_models_pass_theirs():
         model.lstm_loop = "yes"
     seen = []
     layer = model.input_encoder
-    for name in ("packed_call", "block_call"):
-        method = getattr(BidirectionalLSTM, name)
-        setattr(layer, name, lambda *a, method=method, name=name, **kw: seen.append(name) or method(layer, *a, **kw))
+    record_loops(layer, seen)
     batch = tc.random_pairs(batch=1)
     model.explain(batch)                                         # one pair on a CPU: the kernel (one call, both sides)
     model.lstm_loop = "keras"

@@ -75,15 +75,13 @@ def choose_loop(requested, backend, device, training, xla, dtype="float32"):
     fixed_shapes = bool(xla) or backend != "tensorflow"
     if requested == "fused":
         return "fused"
-    if requested in ("packed", "block"):
-        if fixed_shapes:
-            return "fused"
-        return "block" if requested == "block" and not training and dtype == "float32" else "packed"
-    if device != "cpu":
+    if requested == "packed":
+        return "fused" if fixed_shapes else "packed"
+    if requested == "auto" and device != "cpu":
         return "keras"
-    if not fixed_shapes:
-        return "block" if not training and dtype == "float32" else "packed"
-    return "fused" if training else "keras"
+    if fixed_shapes:  # "block" as "packed" there; "auto" infers on Keras's loops
+        return "fused" if requested == "block" or training else "keras"
+    return "block" if not training and dtype == "float32" else "packed"  # "auto" on a CPU, or "block"
 
 
 def device_kind():

@@ -67,8 +67,15 @@ def masked_max(values, mask, axis=1):
     return ops.where(any_real, best, ops.zeros_like(best))
 
 
+def real_lengths(mask, values=None):
+    """Each row's number of real positions, `[B]` int32, from `mask` `[B, L]` (right padding); with no mask,
+    every position of `values` `[B, L, ...]` is real."""
+    if mask is None:
+        return ops.full((ops.shape(values)[0],), ops.shape(values)[1], "int32")
+    return ops.sum(ops.cast(mask, "int32"), axis=1)
+
+
 def last_real(values, mask):
     """The vector at the last real position of each row of `values` `[B, L, D]` (right padding)."""
-    length = ops.sum(ops.cast(mask, "int32"), axis=1)
-    index = ops.maximum(length - 1, 0)
+    index = ops.maximum(real_lengths(mask) - 1, 0)
     return ops.take_along_axis(values, index[:, None, None], axis=1)[:, 0, :]

@@ -7,6 +7,7 @@ from keras import ops
 
 from zoo.layers.loop_choice import KERNEL_ROWS, check_request, choose_loop, device_kind
 from zoo.layers.lstm_loops import lstm_loop, lstm_states, packed_lstm, packed_lstm_loop
+from zoo.layers.masking import real_lengths
 from zoo.layers.serializable import serializable
 
 
@@ -161,10 +162,7 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         """
         forward, backward = self.forward_layer.cell, self.backward_layer.cell
         batch, length, dim = ops.shape(x)[0], ops.shape(x)[1], ops.shape(x)[2]
-        if mask is None:
-            lengths = ops.full((batch,), length, "int32")
-        else:
-            lengths = ops.sum(ops.cast(mask, "int32"), axis=1)
+        lengths = real_lengths(mask, x)
         order = ops.argsort(-lengths)                                    # sorted row k is row order[k] of x
         sorted_lengths = ops.take(lengths, order)
         positions = ops.expand_dims(ops.arange(length, dtype="int32"), 0)                     # [1, L]
@@ -209,10 +207,7 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
 
         if transform is not None:
             x = transform(x)
-        batch, length = ops.shape(x)[0], ops.shape(x)[1]
-        lengths = (ops.full((batch,), length, "int32") if mask is None
-                   else ops.sum(ops.cast(mask, "int32"), axis=1))
-        return block_bidirectional(x, lengths, self.forward_layer.cell, self.backward_layer.cell)
+        return block_bidirectional(x, real_lengths(mask, x), self.forward_layer.cell, self.backward_layer.cell)
 
     def fused_call(self, x, mask=None, training=True):
         """The fused loop (class docstring): `x` `[B, L, D]`, `mask` `[B, L]` -> `[B, L, 2h]`."""
