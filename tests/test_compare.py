@@ -95,6 +95,51 @@ def test_the_statistics_agree_with_scipy_and_exact_counts():
     assert statistics.spread([0.5, 0.7]) == {"mean": pytest.approx(0.6), "std": pytest.approx(math.sqrt(0.02)), "n": 2}
 
 
+def test_intervals_and_the_run_level_test_carry_the_seed_spread_and_the_items():
+    # two runs 6.4 points apart (the seeds' spread) on 9,824 items: the items-only interval of their mean is
+    # about a point wide and holds neither run; one more run's interval holds both, the mean's lies inside it
+    rng = np.random.default_rng(0)
+    runs = np.array([rng.random(9824) < 0.403, rng.random(9824) < 0.339])
+    accuracies = runs.mean(axis=1)
+    share = runs.mean(axis=0)
+    low, high = statistics.bootstrap_interval(share, 500)
+    assert not any(low <= a <= high for a in accuracies)
+    both = statistics.run_intervals(accuracies, share)
+    n, m, s2, v = 2, accuracies.mean(), accuracies.var(ddof=1), share.var(ddof=1) / len(share)
+    df = (s2 * 1.5 + v) ** 2 / (s2 * 1.5) ** 2  # Satterthwaite, n - 1 = 1
+    half = stats.t.ppf(0.975, df) * math.sqrt(s2 * 1.5 + v)
+    assert both["prediction_interval"] == pytest.approx([max(0, m - half), min(1, m + half)])
+    assert all(both["prediction_interval"][0] <= a <= both["prediction_interval"][1] for a in accuracies)
+    assert both["prediction_interval"][0] <= both["mean_interval"][0] < m < both["mean_interval"][1]
+    assert both["mean_interval"][1] <= both["prediction_interval"][1] and both["seed_std"] == pytest.approx(s2 ** 0.5)
+    assert statistics.run_intervals(accuracies[:1], runs[0])["prediction_interval"] is None  # one seed: unknown
+
+    # A ahead of B on the items by one lucky seed: the items-only test finds it, the runs' test does not,
+    # and says how many seeds would resolve a difference that large
+    b_runs = np.array([rng.random(9824) < 0.345, rng.random(9824) < 0.345])
+    items = statistics.paired_bootstrap(share, b_runs.mean(axis=0), 500)
+    by_runs = statistics.run_level_test(accuracies, b_runs.mean(axis=1), share, b_runs.mean(axis=0))
+    assert items["p_value"] < 0.05 and by_runs["p_value"] > 0.05
+    assert by_runs["interval"][0] < 0 < by_runs["interval"][1] and by_runs["runs"] == [2, 2]
+    d, se2 = accuracies.mean() - b_runs.mean(axis=1).mean(), (
+        s2 / 2 + b_runs.mean(axis=1).var(ddof=1) / 2 + (share - b_runs.mean(axis=0)).var(ddof=1) / 9824)
+    assert by_runs["difference"] == pytest.approx(d) and by_runs["p_value"] == pytest.approx(
+        2 * stats.t.sf(abs(d) / math.sqrt(se2), by_runs["df"]))
+    needed = by_runs["seeds_needed"]
+    assert needed and needed > 2
+    # with that many seeds, the same spread and difference, the test separates them most of the time
+    separated = 0
+    for trial in range(200):
+        draw = np.random.default_rng(trial)
+        a = d + draw.normal(0, math.sqrt(s2), needed)
+        b = draw.normal(0, math.sqrt(b_runs.mean(axis=1).var(ddof=1)), needed)
+        separated += stats.ttest_ind(a, b, equal_var=False).pvalue < 0.05
+    assert separated / 200 > 0.6
+    # a difference smaller than the item noise: no number of seeds resolves it
+    assert statistics.seeds_to_resolve(0.001, 1e-4, 1e-4, 2.5e-5) is None
+    assert statistics.run_level_test(accuracies[:1], accuracies[1:], share, share) is None  # one run a side
+
+
 def test_seeds_are_grouped_and_the_two_groups_paired_on_their_items(sweep):
     runs, skipped = find_runs([str(sweep)])
     comparison = compare(runs, skipped, resamples=1000)
@@ -115,6 +160,10 @@ def test_seeds_are_grouped_and_the_two_groups_paired_on_their_items(sweep):
     assert sign * pair["difference"] == pytest.approx(esim["test_accuracy"]["mean"] - bowman["test_accuracy"]["mean"])
     low, high = sorted(sign * bound for bound in pair["interval"])
     assert pair["p_value"] < 0.05 and 0 < low < sign * pair["difference"] < high
+    intervals = statistics.run_intervals([r["test_accuracy"] for r in esim["runs"]], share)
+    assert esim["test_accuracy"]["prediction_interval"] == pytest.approx(intervals["prediction_interval"])
+    low, high = sorted(sign * bound for bound in pair["runs"]["interval"])  # the runs' test: wider, still > 0
+    assert pair["runs"]["p_value"] < 0.05 and 0 < low and high - low > abs(pair["interval"][1] - pair["interval"][0])
     for test in pair["mcnemar"]:  # one McNemar test per seed, the runs of equal seed paired
         seed = test["seeds"][0]
         expected = statistics.mcnemar(*((correctness(seed, 0.8), correctness(10 + seed, 0.55))[::sign]))
@@ -126,7 +175,9 @@ def test_the_command_prints_the_table_and_writes_markdown_json_chart_and_tensorb
     write_record(sweep / "runs" / "esim-seed=9", "esim", 9)  # unfinished: reported, not compared
     comparison = compare_command.main([str(sweep), "--resamples", "500"])
     out = capsys.readouterr().out
-    assert "| # | group | runs (seeds) | test accuracy: mean ± std | 95% interval |" in out
+    assert ("| # | group | runs (seeds) | test accuracy: mean ± std | 95% interval of the mean (seeds + items) | "
+            "95% interval of one more run (seeds + items) | 95% interval, items only |") in out
+    assert "p, runs" in out and "seeds per group to resolve" in out
     assert "esim-seed=9: not compared, unfinished" in out
     assert "McNemar" in out and "seed 0:" in out
     folder = sweep / "comparison"

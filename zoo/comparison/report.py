@@ -92,6 +92,9 @@ def _group(number, label, members, resamples, seed, confidence, notes):
     values = np.mean(kept, axis=0)  # per item: the share of the group's runs that got it right
     entry["test_accuracy"]["interval"] = _as_list(statistics.bootstrap_interval(values, resamples, seed, confidence))
     entry["test_accuracy"]["interval_method"] = statistics.interval_method(values)
+    # seeds and items together: where the mean of many runs and where one more run would fall
+    entry["test_accuracy"].update(statistics.run_intervals(
+        [run.results.get("test_accuracy") for run in members], values, confidence))
     gold = np.frombuffer(test["gold"].encode(), "uint8") - ord("0")
     for index, name in enumerate(labels):
         mask = gold == index
@@ -127,6 +130,10 @@ def _pair(a, b, runs_a, runs_b, resamples, seed, confidence):
     if "skipped" in entry:
         return entry
     entry.update(statistics.paired_bootstrap(a["_values"], b["_values"], resamples, seed, confidence))
+    # the test whose unit is the run (seeds and items): what a verdict on A > B rests on
+    entry["runs"] = statistics.run_level_test([run.results.get("test_accuracy") for run in runs_a],
+                                              [run.results.get("test_accuracy") for run in runs_b],
+                                              a["_values"], b["_values"], confidence)
     # McNemar's test compares two classifiers: the runs of the two groups, matched by seed (else in order)
     by_seed_b = {run.seed: run for run in runs_b}
     matched = ([(run, by_seed_b[run.seed]) for run in runs_a if run.seed in by_seed_b]
@@ -145,6 +152,10 @@ def adjust_for_several_pairs(pairs):
         return
     for pair, adjusted in zip(tested, statistics.holm([pair["p_value"] for pair in tested])):
         pair["p_value_holm"] = adjusted
+    by_runs = [pair for pair in tested if pair.get("runs")]
+    if len(by_runs) > 1:
+        for pair, adjusted in zip(by_runs, statistics.holm([pair["runs"]["p_value"] for pair in by_runs])):
+            pair["runs"]["p_value_holm"] = adjusted
     families = {}
     for pair in tested:
         for test in pair["mcnemar"]:
@@ -208,14 +219,22 @@ def _bootstrap_p(pair, comparison):
     return text
 
 
+def seeds_needed(runs):
+    """The run-level test's seeds per group to resolve the difference, as printed."""
+    if runs["seeds_needed"] is None:
+        return "none would: the item noise alone hides it" if runs["difference"] else "-"
+    return f"{runs['seeds_needed']}" + (" (one group's spread borrowed)" if runs.get("borrowed") else "")
+
+
 def to_markdown(comparison):
     """The comparison as Markdown: the groups' table, the paired tests, the diagnostics side by side."""
     level = f"{comparison['confidence']:.0%}"
     groups = comparison["groups"]
     class_names = list(groups[0]["per_class"]) if groups else []
-    lines = [f"| # | group | runs (seeds) | test accuracy: mean ± std | {level} interval | "
+    lines = [f"| # | group | runs (seeds) | test accuracy: mean ± std | {level} interval of the mean (seeds + items) | "
+             f"{level} interval of one more run (seeds + items) | {level} interval, items only | "
              + " | ".join(class_names) + " | dev accuracy | best dev epoch |",
-             "|---|---|---|---|---|" + "---|" * len(class_names) + "---|---|"]
+             "|---|---|---|---|---|---|---|" + "---|" * len(class_names) + "---|---|"]
     for g in groups:
         accuracy = g["test_accuracy"]
         std = f" ± {accuracy['std']:.4f}" if accuracy["std"] is not None else ""
@@ -224,13 +243,23 @@ def to_markdown(comparison):
                    for c in g["per_class"].values()]
         epochs = ",".join("-" if e is None else str(e) for e in g["best_epochs"])
         lines.append(f"| {g['number']} | {g['label']} | {len(g['runs'])} ({seeds}) | {_acc(accuracy['mean'])}{std} | "
+                     f"{_interval(accuracy.get('mean_interval'))} | {_interval(accuracy.get('prediction_interval'))} | "
                      f"{_interval(accuracy.get('interval'), accuracy.get('interval_method'))} | " + " | ".join(classes)
                      + f" | {_acc(g['dev_accuracy']['mean'])} | {epochs} |")
     examples = sorted({g["examples"] for g in groups if g["examples"]})
     counts = ", ".join(f"{n:,}" for n in examples)
-    lines += ["", f"Test accuracy over {counts} test pairs; the interval is a percentile bootstrap over the test "
-                  f"items ({comparison['resamples']:,} resamples) of the group's mean accuracy; per class: accuracy "
-                  "on the pairs of that gold label, with its interval."]
+    lines += ["", f"Test accuracy over {counts} test pairs. Two sources of noise: the seed and the test items. The "
+                  "interval of the mean and that of one more run add the spread between the group's runs (seeds) to "
+                  "the test items' variance, with Student's t at Satterthwaite's degrees of freedom: where the mean of "
+                  "many runs, and where a single further run (a paper's one run), would fall; '-' with one run, "
+                  "whose seed spread cannot be measured. The items-only interval is a percentile bootstrap over the "
+                  f"test items ({comparison['resamples']:,} resamples) of the seeds' mean: how that mean would move on "
+                  "other test pairs, not with other seeds. Per class: accuracy on the pairs of that gold label, with "
+                  "its items-only interval."]
+    few = [g for g in groups if 2 <= len(g["runs"]) < 5]
+    if few:
+        lines.append(f"With {', '.join(sorted({str(len(g['runs'])) for g in few}))} seeds a group's seed spread is "
+                     "measured on very few runs: Student's t is large and the intervals wide, as they should be.")
     wilson = any(g["test_accuracy"].get("interval_method") == "wilson" or any(
         c.get("interval_method") == "wilson" for c in g["per_class"].values()) for g in groups)
     if wilson:
@@ -238,19 +267,32 @@ def to_markdown(comparison):
                      "wrong), so the bootstrap has no spread; Wilson's interval still says how uncertain that "
                      "proportion is.")
     if comparison["pairs"]:
-        lines += ["", f"| A | B | difference A - B | {level} interval (paired bootstrap) | p (bootstrap) | "
-                      "McNemar: only A right / only B right, exact p (per seed) |", "|---|---|---|---|---|---|"]
+        lines += ["", f"| A | B | difference A - B | {level} interval, runs (seeds + items) | p, runs | "
+                      "seeds per group to resolve | "
+                      f"{level} interval, items only (paired bootstrap) | p, items only | "
+                      "McNemar: only A right / only B right, exact p (per seed) |", "|---|---|---|---|---|---|---|---|---|"]
         for pair in comparison["pairs"]:
             head = f"| {pair['a']} {pair['a_label']} | {pair['b']} {pair['b_label']} |"
             if "skipped" in pair:
-                lines.append(f"{head} not paired: {pair['skipped']} | | | |")
+                lines.append(f"{head} not paired: {pair['skipped']} | | | | | | |")
                 continue
+            runs = pair.get("runs")
+            if runs:
+                run_cells = (f"{_interval(runs['interval'])} | {_p(runs['p_value'])}"
+                             + (f" (Holm {_p(runs['p_value_holm'])})" if "p_value_holm" in runs else "")
+                             + f" | {seeds_needed(runs)}")
+            else:
+                run_cells = "- | - | one run a side: no seed spread"
             tests = "; ".join(f"seed {m['seeds'][0]}" + (f"/{m['seeds'][1]}" if m['seeds'][1] != m['seeds'][0] else "")
                               + f": {m['a_only']}/{m['b_only']}, p {_p(m['p_value'])}"
                               + (f" (Holm {_p(m['p_value_holm'])})" if "p_value_holm" in m else "")
                               for m in pair["mcnemar"])
-            lines.append(f"{head} {pair['difference']:+.4f} | {_interval(pair['interval'])} | "
+            lines.append(f"{head} {pair['difference']:+.4f} | {run_cells} | {_interval(pair['interval'])} | "
                          f"{_bootstrap_p(pair, comparison)} | {tests} |")
+        lines += ["", "The runs' test (Welch's t on the runs' accuracies, the paired items' variance added; its unit is "
+                      "the run) is the one a claim rests on; the items-only test holds the seeds fixed. Seeds to "
+                      f"resolve: per group, for a {statistics.POWER:.0%} chance that the runs' test separates a "
+                      "difference as large as the measured one, were the seed spread what was measured."]
         tested = sum("p_value" in pair for pair in comparison["pairs"])
         floor = any(pair.get("p_below_floor") for pair in comparison["pairs"])
         if tested > 1:
@@ -271,8 +313,17 @@ def to_markdown(comparison):
     return "\n".join(lines)
 
 
-def draw_chart(comparison):
+CHART_INTERVALS = {"mean_interval": "interval of the mean (seeds + items)",
+                   "prediction_interval": "interval of one more run (seeds + items)"}
+
+
+def draw_chart(comparison, interval="mean_interval"):
     """Test accuracy per group: the mean with its interval as error bars, each run as a dot.
+
+    Args:
+        interval: which interval (a key of `CHART_INTERVALS`): the one the verdicts use (`nli-zoo compare`'s
+            tests of pairs: the mean's; a reproduction's rows: one more run's). A group of one run has neither
+            (no seed spread): its items-only interval is drawn in grey.
 
     Returns:
         the matplotlib figure.
@@ -280,10 +331,14 @@ def draw_chart(comparison):
     plt = pyplot()
     groups = comparison["groups"]
     figure, axes = plt.subplots(figsize=(max(4.0, 1.2 * len(groups) + 2), 3.6))
+    items_only = False
     for x, group in enumerate(groups):
-        mean, interval = group["test_accuracy"]["mean"], group["test_accuracy"].get("interval")
-        if interval:
-            axes.errorbar([x], [mean], yerr=[[mean - interval[0]], [interval[1] - mean]], fmt="o", color="C0",
+        accuracy = group["test_accuracy"]
+        mean, bounds, color = accuracy["mean"], accuracy.get(interval), "C0"
+        if bounds is None and accuracy.get("interval"):
+            bounds, color, items_only = accuracy["interval"], "C7", True
+        if bounds:
+            axes.errorbar([x], [mean], yerr=[[mean - bounds[0]], [bounds[1] - mean]], fmt="o", color=color,
                           capsize=6, markersize=7, zorder=2)
         else:
             axes.plot([x], [mean], "o", color="C0", markersize=7)
@@ -293,8 +348,8 @@ def draw_chart(comparison):
     axes.set_xticklabels([f"{g['number']}: {g['label']}" for g in groups], rotation=20, ha="right", fontsize=8)
     axes.set_xlim(-0.6, len(groups) - 0.4)
     axes.set_ylabel("test accuracy")
-    axes.set_title(f"mean test accuracy with its {comparison['confidence']:.0%} bootstrap interval\n"
-                   "dots: the single runs (seeds)", fontsize=9)
+    axes.set_title(f"mean test accuracy with its {comparison['confidence']:.0%} {CHART_INTERVALS[interval]}\n"
+                   "dots: the single runs (seeds)" + ("; grey: one run, items only" if items_only else ""), fontsize=9)
     axes.grid(axis="y", alpha=0.3)
     figure.tight_layout()
     return figure

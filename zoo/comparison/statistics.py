@@ -157,3 +157,141 @@ def spread(values):
         return {"mean": None, "std": None, "n": 0}
     return {"mean": float(values.mean()), "std": float(values.std(ddof=1)) if len(values) > 1 else None,
             "n": int(len(values))}
+
+
+# Both sources of noise: the seed and the test items ----------------------------------------------------
+# A run's test accuracy moves with its seed (initialisation, dropout, batch order) and with the test items
+# drawn. The item-only intervals above say how the seeds' mean would move on other items; the ones below add
+# the seed-to-seed spread measured between the runs (Bouthillier et al. 2021; Reimers & Gurevych 2017). The
+# two variances are added: the spread between runs is measured on the same items (it holds no item noise),
+# and the item variance of a mean over items is its items' variance over their number.
+POWER = 0.8  # the chance of resolving a difference that `seeds_to_resolve` plans for
+
+
+def item_variance(values):
+    """The variance of the mean over items of per-item `values` from drawing the items again: their sample
+    variance over their number (what the item bootstrap estimates, without resampling). 0 for < 2 items."""
+    values = np.asarray(values, dtype="float64")
+    return float(values.var(ddof=1) / len(values)) if len(values) > 1 else 0.0
+
+
+def _welch_df(seed_terms, total):
+    """Satterthwaite's degrees of freedom of a variance `total` whose seed parts `[(variance, runs)]` are
+    estimated from few runs (the item part, from thousands of items, counts as known): infinite where the
+    runs did not spread."""
+    denominator = sum(variance * variance / (runs - 1) for variance, runs in seed_terms if runs > 1)
+    return math.inf if denominator == 0 else total * total / denominator
+
+
+def _t(confidence, df):
+    from scipy import stats
+
+    return float(stats.t.ppf(0.5 + confidence / 2, df)) if math.isfinite(df) else float(
+        stats.norm.ppf(0.5 + confidence / 2))
+
+
+def run_intervals(run_accuracies, values, confidence=CONFIDENCE):
+    """The intervals of a row of `n` runs that differ by seed, with both sources of noise.
+
+    With m the runs' mean accuracy, s² their sample variance (seed spread) and v the item variance of the
+    per-item shares `values` (`item_variance`):
+
+        mean:       m ± t · sqrt(s²/n + v)              where the mean of many runs would fall
+        prediction: m ± t · sqrt(s² · (1 + 1/n) + v)    where one more run would fall
+
+    t: Student's quantile at Satterthwaite's degrees of freedom (`_welch_df`; n − 1 where the seeds
+    dominate). A single paper's run is held against the prediction interval. Clipped to [0, 1].
+
+    Returns:
+        `{"mean_interval", "prediction_interval", "seed_std", "item_std", "df"}`; with fewer than two runs the
+        seed spread is unknown: both intervals None.
+    """
+    accuracies = np.asarray([a for a in run_accuracies if a is not None], dtype="float64")
+    v = item_variance(values)
+    entry = {"mean_interval": None, "prediction_interval": None, "seed_std": None, "item_std": math.sqrt(v),
+             "df": None, "runs": int(len(accuracies))}
+    if len(accuracies) < 2:
+        return entry
+    n, m, s2 = len(accuracies), float(accuracies.mean()), float(accuracies.var(ddof=1))
+    for key, seed_part in (("mean_interval", s2 / n), ("prediction_interval", s2 * (1 + 1 / n))):
+        total = seed_part + v
+        df = _welch_df([(seed_part, n)], total)
+        half = _t(confidence, df) * math.sqrt(total)
+        entry[key] = [max(0.0, m - half), min(1.0, m + half)]
+        if key == "prediction_interval":
+            entry["df"] = df
+    entry["seed_std"] = math.sqrt(s2)
+    return entry
+
+
+def run_level_test(accuracies_a, accuracies_b, values_a, values_b, confidence=CONFIDENCE):
+    """A test of mean(A) − mean(B) whose unit is the run: Welch's t-test on the runs' accuracies, with the
+    variance of the paired item difference added (the two groups are scored on the same items):
+
+        se² = s_A²/n_A + s_B²/n_B + v(values_A − values_B),   t = d / se,   df: Satterthwaite's
+
+    A group of one run borrows the other's seed variance (the spread cannot be measured on one run); with one
+    run on each side there is no seed spread to measure and the test is None.
+
+    Returns:
+        `{"difference", "interval", "p_value", "df", "seed_std": [s_A, s_B], "item_std", "runs": [n_A, n_B],
+        "seeds_needed", "borrowed"}` or None.
+    """
+    from scipy import stats
+
+    a = np.asarray([x for x in accuracies_a if x is not None], dtype="float64")
+    b = np.asarray([x for x in accuracies_b if x is not None], dtype="float64")
+    if len(a) < 1 or len(b) < 1 or (len(a) < 2 and len(b) < 2):
+        return None
+    var_a = float(a.var(ddof=1)) if len(a) > 1 else None
+    var_b = float(b.var(ddof=1)) if len(b) > 1 else None
+    borrowed = var_a is None or var_b is None
+    var_a = var_b if var_a is None else var_a
+    var_b = var_a if var_b is None else var_b
+    v = item_variance(np.asarray(values_a, dtype="float64") - np.asarray(values_b, dtype="float64"))
+    d = float(a.mean() - b.mean())
+    terms = [(var_a / len(a), len(a) if len(a) > 1 else len(b)), (var_b / len(b), len(b) if len(b) > 1 else len(a))]
+    total = terms[0][0] + terms[1][0] + v
+    df = _welch_df(terms, total)
+    se = math.sqrt(total)
+    if se == 0:
+        p_value = 1.0 if d == 0 else 0.0
+    else:
+        p_value = float(2 * (stats.t.sf(abs(d) / se, df) if math.isfinite(df) else stats.norm.sf(abs(d) / se)))
+    half = _t(confidence, df) * se
+    return {"difference": d, "interval": [d - half, d + half], "p_value": min(1.0, p_value), "df": df,
+            "seed_std": [math.sqrt(var_a), math.sqrt(var_b)], "item_std": math.sqrt(v), "runs": [len(a), len(b)],
+            "borrowed": borrowed,
+            "seeds_needed": seeds_to_resolve(d, var_a, var_b, v, confidence)}
+
+
+def seeds_to_resolve(difference, var_a, var_b, item_var, confidence=CONFIDENCE, power=POWER, most=1000):
+    """How many seeds per group the run-level test needs to tell a true difference of `difference` from none
+    with probability `power` (two-sided, at 1 − `confidence`), were the seed variances `var_a`, `var_b` and
+    the item variance what was measured: the smallest n whose non-central t power reaches it
+    (`scipy.stats.nct`). None where no number of seeds would: the item noise alone (which more seeds do
+    not shrink) hides the difference, or more than `most` seeds are needed.
+    """
+    from scipy import stats
+
+    alpha = 1 - confidence
+    if difference == 0:
+        return None
+    if item_var > 0 and abs(difference) / math.sqrt(item_var) < stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power):
+        return None  # even infinitely many seeds leave the item noise, which hides the difference
+    for n in range(2, most + 1):
+        seed_part = (var_a + var_b) / n
+        total = seed_part + item_var
+        if total == 0:
+            return n
+        df = _welch_df([(var_a / n, n), (var_b / n, n)], total)
+        delta = abs(difference) / math.sqrt(total)
+        if not math.isfinite(df):
+            z = stats.norm.ppf(1 - alpha / 2)
+            reached = stats.norm.sf(z - delta) + stats.norm.cdf(-z - delta)
+        else:
+            critical = stats.t.ppf(1 - alpha / 2, df)
+            reached = stats.nct.sf(critical, df, delta) + stats.nct.cdf(-critical, df, delta)
+        if reached >= power:
+            return n
+    return None

@@ -62,7 +62,8 @@ def rows_table(report):
     columns = {c for table in report["tables"].values() for c in table["columns"]}
     sized = "size" in columns
     head = ["row (as printed)", *(["size"] if sized else []), "model", "test: paper",
-            "test: measured, mean ± std (seeds)", f"{level} interval", "Δ test", "paper's in interval",
+            "test: measured, mean ± std (seeds)", f"{level} interval of one more run", f"{level} interval of the mean",
+            "Δ test", "paper's in one run's interval",
             "dev: paper / measured", "train: paper / measured", "|θ|_M: paper / measured", "verdict"]
     lines = ["| " + " | ".join(h.replace("|", "\\|") for h in head) + " |", "|" + "---|" * len(head)]
     for entry in report["rows"]:
@@ -78,24 +79,32 @@ def rows_table(report):
         if entry["status"] == "run":
             std = f" ± {measured['test_std']:.2f}" if measured["test_std"] is not None else ""
             seeds = ",".join(str(s) for s in entry["seeds"])
-            interval = measured["test_interval"]
+            interval, mean_interval = measured["test_interval"], measured.get("test_mean_interval")
             inside = entry["reported_inside"]
             cells += [f"{measured['test']:.2f}{std} ({seeds})",
-                      "-" if not interval else f"[{interval[0]:.2f}, {interval[1]:.2f}]", _signed(entry["difference"]),
+                      "-" if not interval else f"[{interval[0]:.2f}, {interval[1]:.2f}]",
+                      "-" if not mean_interval else f"[{mean_interval[0]:.2f}, {mean_interval[1]:.2f}]",
+                      _signed(entry["difference"]),
                       "-" if inside is None else "yes" if inside else "no",
                       f"{_figure(reported.get('dev'))} / {_figure(measured['dev'], 2)}",
                       f"{_figure(reported.get('train'))} / {_figure(measured['train'], 2)}",
                       f"{reported.get('params') or '-'} / {format_count(measured['params'])}"]
         else:
-            cells += ["", "", "", "", f"{_figure(reported.get('dev'))} / -", f"{_figure(reported.get('train'))} / -",
+            cells += ["", "", "", "", "", f"{_figure(reported.get('dev'))} / -", f"{_figure(reported.get('train'))} / -",
                       f"{reported.get('params') or '-'} / -"]
         cells.append(entry["verdict"])
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     tested = sorted({e["test_pairs"] for e in report["rows"] if e.get("test_pairs")})
+    seeds = len(report["seeds"])
     lines += ["", f"Accuracies in percent. Measured: the mean over the seeds of the test accuracy ± the standard "
-                  f"deviation over the seeds; the interval is the percentile bootstrap over the "
-                  f"{', '.join(f'{n:,}' for n in tested) or '-'} test pairs ({report['resamples']:,} resamples) of that "
-                  "mean; Δ: measured − reported. Train, measured: the training accuracy of each run's best epoch "
+                  "deviation over the seeds. Both intervals carry the two sources of noise, the seed (the spread "
+                  f"between the runs) and the {', '.join(f'{n:,}' for n in tested) or '-'} test pairs (their "
+                  "variance), with Student's t at Satterthwaite's degrees of freedom: one more run's interval is where "
+                  "a further run of the row would fall, and the paper's figure, one run, is held against it; the "
+                  "mean's is where the mean of many runs would fall. With one seed the seed spread is unknown and "
+                  "there is no interval"
+                  + (f"; with {seeds} seeds it is measured on {seeds} runs, so t is large and the intervals wide: "
+                     "more seeds narrow them" if 2 <= seeds < 5 else "") + ". Δ: measured − reported. Train, measured: the training accuracy of each run's best epoch "
                   "as Keras reports it (its running mean over the epoch, dropout on), not a pass over the training "
                   "set. |θ|_M: trainable parameters outside the word vectors."]
     return lines
@@ -106,17 +115,27 @@ def claims_table(report):
     if not report["claims"]:
         return ["The paper claims no ordering between its rows."]
     lines = ["| claim | the paper's words | paper: Δ test | measured: Δ test | "
-             f"{level} interval (paired bootstrap) | p | verdict |", "|---|---|---|---|---|---|---|"]
+             f"{level} interval (test) | p (Holm) | verdict |", "|---|---|---|---|---|---|---|"]
     for claim in report["claims"]:
         interval = claim.get("interval")
+        p_value = "-"
+        if "p_value" in claim:
+            p_value = _p(claim["p_value"]) + (f" ({_p(claim['p_value_holm'])})" if "p_value_holm" in claim else "")
         lines.append("| " + " | ".join([
             claim["claim"], f"\"{claim['quote']}\" ({claim['where']})", _signed(claim["reported_difference"]),
-            _signed(claim.get("difference")), f"[{interval[0]:+.2f}, {interval[1]:+.2f}]" if interval else "-",
-            _p(claim["p_value"]) if "p_value" in claim else "-", f"**{claim['verdict']}**"]).replace("\n", " ") + " |")
-    lines += ["", "A > B: *held* when the paired interval of the difference A − B lies above 0, *not held* when it "
-                  "lies below 0, *not resolved* when it holds 0 (these test items cannot tell the rows apart). "
-                  "A ≈ B (the paper says they do not differ): *not held* when the interval leaves 0 out on either "
-                  "side; otherwise *not resolved*, since a paired test can refute that claim but never confirm it."]
+            _signed(claim.get("difference")),
+            f"[{interval[0]:+.2f}, {interval[1]:+.2f}] ({claim.get('test')})" if interval else "-",
+            p_value, f"**{claim['verdict']}**"]).replace("\n", " ") + " |")
+    lines += ["", "Each claim is tested with the run as its unit (*runs*): Welch's t on the two rows' runs, the "
+                  "paired test items' variance added, so that neither one lucky seed nor the items alone decide it; "
+                  "its p-value is Holm-adjusted over the claims tested together. A > B: *held* when the adjusted "
+                  "p-value is below "
+                  f"{1 - report['confidence']:.2g} and A is ahead, *not held* when it is and B is ahead, *not resolved* "
+                  "otherwise, with the number of seeds per row that would resolve a difference as large as the "
+                  "measured one (a power estimate from the measured spread). A ≈ B (the paper says they do not "
+                  "differ): *not held* when a difference is found; otherwise *not resolved*, since a test can refute "
+                  "that claim but never confirm it. With one seed a row's spread is unknown: the test is the paired "
+                  "bootstrap over the items (*items only*), which says nothing of other seeds."]
     return lines
 
 

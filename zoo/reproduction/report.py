@@ -93,7 +93,10 @@ def _row(paper, row, spec, selected, runs, group, results, failures):
                  seeds=[r["seed"] for r in members], failed=failed, test_pairs=group["examples"],
                  departures=[list(item) for item in found])
     measured = {"test": _percent(accuracy["mean"]), "test_std": _percent(accuracy["std"]),
-                "test_interval": [_percent(v) for v in accuracy["interval"]] if accuracy.get("interval") else None,
+                # one more run's interval (seeds + items): the paper's figure is one run, held against it
+                "test_interval": _percents(accuracy.get("prediction_interval")),
+                "test_mean_interval": _percents(accuracy.get("mean_interval")),
+                "test_items_interval": _percents(accuracy.get("interval")),
                 "dev": _percent(group["dev_accuracy"]["mean"]), "train": _percent(_train_accuracy(finished)),
                 "params": (finished[0].get("parameters") or {}).get("without_embeddings")}
     entry["measured"] = measured
@@ -106,7 +109,8 @@ def _row(paper, row, spec, selected, runs, group, results, failures):
         entry["verdict"] = "ordering only (not the paper's conditions)"
     else:
         entry["reported_inside"] = inside
-        entry["verdict"] = ("no interval" if inside is None else "as reported" if inside else
+        entry["verdict"] = (("no interval (one seed: its spread is unknown; run 2 or more)" if len(members) < 2
+                             else "no interval") if inside is None else "as reported" if inside else
                             "below the paper" if entry["difference"] < 0 else "above the paper")
     if failed:
         entry["verdict"] += f"; failed: {'; '.join(failed)}"
@@ -128,6 +132,10 @@ def _percent(value):
     return None if value is None else 100.0 * value
 
 
+def _percents(interval):
+    return [_percent(v) for v in interval] if interval else None
+
+
 def _claim(paper, claim, entries, row_label, comparison):
     by_id = {entry["id"]: entry for entry in entries}
     entry = {"kind": claim.kind, "a": claim.a, "b": claim.b, "claim": claim.describe(paper), "quote": claim.quote,
@@ -144,13 +152,31 @@ def _claim(paper, claim, entries, row_label, comparison):
         entry["verdict"] = "not tested: " + (pair["skipped"] if pair else "the rows were not paired")
         return entry
     sign = 1 if pair["a_label"] == a else -1
-    low, high = sorted(sign * 100.0 * v for v in pair["interval"])
-    entry.update(difference=sign * 100.0 * pair["difference"], interval=[low, high], p_value=pair["p_value"],
-                 mcnemar=pair["mcnemar"])
+    runs = pair.get("runs")
+    # the verdict's test: the run's (seeds + items) where both rows have runs enough; else the items' only
+    test = runs if runs else pair
+    low, high = sorted(sign * 100.0 * v for v in test["interval"])
+    entry.update(difference=sign * 100.0 * pair["difference"], interval=[low, high], p_value=test["p_value"],
+                 mcnemar=pair["mcnemar"], test="runs" if runs else "items only",
+                 items_interval=sorted(sign * 100.0 * v for v in pair["interval"]))
+    if runs:
+        entry["p_value_holm"] = runs.get("p_value_holm", runs["p_value"])
+        entry["seeds_needed"] = runs["seeds_needed"]
+    # a difference found: by the run-level test's Holm-adjusted p-value (over the claims tested together),
+    # or, items only, by the paired interval leaving 0 out
+    found = entry["p_value_holm"] < 1 - comparison["confidence"] if runs else (low > 0 or high < 0)
+    ahead = entry["difference"] > 0
     if claim.kind == "better":
-        entry["verdict"] = "held" if low > 0 else "not held" if high < 0 else "not resolved"
+        entry["verdict"] = "held" if found and ahead else "not held" if found else "not resolved"
     else:  # no difference claimed: a difference found refutes it; none found cannot confirm it
-        entry["verdict"] = "not held" if low > 0 or high < 0 else "not resolved"
+        entry["verdict"] = "not held" if found else "not resolved"
+    if entry["verdict"] == "not resolved" and runs:
+        needed = runs["seeds_needed"]
+        entry["verdict"] += (f" (about {needed} seeds per row would resolve a difference this large)" if needed else
+                             " (no number of seeds would: the test items' noise alone covers the difference)"
+                             if entry["difference"] else "")
+    elif not runs:
+        entry["verdict"] += " (items only: one seed, its spread unknown)"
     return entry
 
 
@@ -159,7 +185,7 @@ def draw(report):
     """`zoo.comparison.report.draw_chart`'s chart of the measured groups, with each row's reported test
     accuracy marked beside its group."""
     comparison = report["comparison"]
-    figure = draw_chart(comparison)
+    figure = draw_chart(comparison, interval="prediction_interval")  # what each row's verdict uses
     axes = figure.axes[0]
     positions = {g["label"]: x for x, g in enumerate(comparison["groups"])}
     shown = False
@@ -171,8 +197,8 @@ def draw(report):
             shown = True
     if shown:
         axes.legend(fontsize=7, loc="best")
-    axes.set_title(f"{report['paper']}: measured test accuracy (mean, {report['confidence']:.0%} interval, runs as "
-                   "dots) and the paper's (x)", fontsize=8)
+    axes.set_title(f"{report['paper']}: measured test accuracy (mean, {report['confidence']:.0%} interval of one more "
+                   "run, runs as dots) and the paper's (x)", fontsize=8)
     return figure
 
 
