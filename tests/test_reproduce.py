@@ -79,8 +79,9 @@ def test_a_reproduction_trains_the_rows_and_writes_the_table_beside_the_paper(re
     claim = next(c for c in report["claims"] if (c["a"], c["b"]) == ("conditional_shared_100", "lstm"))
     assert claim["difference"] == pytest.approx(
         rows["conditional_shared_100"]["measured"]["test"] - rows["lstm"]["measured"]["test"])
-    low, high = claim["interval"]
-    assert claim["verdict"] == ("held" if low > 0 else "not held" if high < 0 else "not resolved")
+    low, high = claim["interval"]  # the runs' test: both seeds' accuracies and the items' variance
+    assert claim["test"] == "runs" and claim["verdict"].startswith(
+        "held" if low > 0 else "not held" if high < 0 else "not resolved")
     assert all(c["verdict"].startswith("not tested") for c in report["claims"] if c is not claim)
     text = (directory / "reports" / "rocktaschel2016" / "reproduction.md").read_text()
     assert "> **Not the paper's conditions**: data snli_sample (the paper's: snli)" in text
@@ -195,6 +196,53 @@ def test_a_reproduction_killed_in_a_run_in_an_ensemble_and_in_its_report_ends_as
     verdicts = {(c["a"], c["b"]): c["verdict"] for c in result["report"]["claims"]}
     assert verdicts[("17", "16")] in ("held", "not resolved") and verdicts[("16", "25")] in ("held", "not resolved")
     assert verdicts[("16", "19")].startswith("not tested: row 19 not runnable")
+
+
+def test_a_folder_of_9000_training_pairs_is_named_and_both_seeds_fall_in_one_more_runs_interval(tmp_path, monkeypatch):
+    import keras
+
+    from zoo.reproduction.reproduce import reproduce
+
+    monkeypatch.setattr(keras.backend, "clear_session", lambda: None)
+    folder = tmp_path / "snli_1.0"
+    folder.mkdir()
+    items = 900
+    gold = np.arange(items) % 3
+    rates = {("bowman_lstm", 0): 0.58, ("bowman_lstm", 1): 0.575, ("rocktaschel_wbw", 0): 0.403,
+             ("rocktaschel_wbw", 1): 0.339}
+
+    def train(**options):  # a run of a 9,000-pair folder, scored on fixed predictions
+        run_dir = Path(options["run_dir"])
+        rest = {k: v for k, v in options.items() if k not in ("model", "seed", "run_dir")}
+        write_record(run_dir, options["model"], options["seed"], **dict(rest, embedding_dim=rest.get("embedding_dim")))
+        correct = np.zeros(items, bool)  # exactly the rate, on items drawn by the seed
+        chosen = np.random.default_rng(options["seed"] + len(options["model"])).permutation(items)
+        correct[chosen[:round(rates[(options["model"], options["seed"])] * items)]] = True
+        test = keep_items(scores(gold, np.where(correct, gold, (gold + 1) % 3)),
+                          [{"premise": f"p {i}", "hypothesis": f"h {i}", "label": int(gold[i])} for i in range(items)])
+        results = {"model": options["model"], "test": test, "test_accuracy": test["accuracy"], "dev_accuracy": 0.5,
+                   "best_epoch": 4, "epochs_run": 6, "labels": list(LABELS), "parameters": {"without_embeddings": 7},
+                   "inputs": {"train": {"pairs": 9000}, "validation": {"pairs": 842}, "test": {"pairs": items}},
+                   "embeddings": {"coverage": {"types": 0.9, "tokens": 0.99}},
+                   "history": [{"epoch": e, "accuracy": 0.5} for e in range(1, 7)]}
+        write_results(run_dir, results)
+        return {"run_dir": str(run_dir), "results": results}
+
+    paper = load_paper("rocktaschel2016")
+    rows = select_rows(paper, ["lstm", "wbw"])
+    spec = ReproductionSpec.of(rows, seeds="2", data_dir=str(folder), embeddings="none")
+    report = reproduce(paper, rows, spec, str(tmp_path / "R"), train=train, resamples=200, tensorboard=False)["report"]
+    departures = report["conditions"]["departures"]
+    assert ["training pairs", "9,000", "549,367 (550,152 before pairs without a gold label are dropped)"] in departures
+    assert ["dev pairs", "842", "9,842 (10,000 before pairs without a gold label are dropped)"] in departures
+    wbw = next(row for row in report["rows"] if row["id"] == "wbw")
+    accuracies = [100 * run["test_accuracy"] for run in report["comparison"]["groups"][1]["runs"]]
+    low, high = wbw["measured"]["test_interval"]  # one more run's: both seeds inside, unlike the items' interval
+    assert all(low <= a <= high for a in accuracies) and wbw["verdict"].startswith("ordering only")
+    items_low, items_high = wbw["measured"]["test_items_interval"]
+    assert not all(items_low <= a <= items_high for a in accuracies)
+    text = (tmp_path / "R" / "reports" / "rocktaschel2016" / "reproduction.md").read_text()
+    assert "training pairs 9,000 (the paper's: 549,367" in text and "seed 0 6 (best 4)" in text
 
 
 def test_runs_of_other_settings_in_the_directory_are_refused_before_anything_trains(tmp_path, capsys):

@@ -9,7 +9,8 @@ from zoo.reproduction.tables import format_count
 
 
 # What the paper sets (the other departures are settings of the zoo's presets).
-PAPER_CONDITIONS = ("data", "word vectors", "test pairs", "--max-train-examples", "--max-eval-examples")
+PAPER_CONDITIONS = ("data", "word vectors", "test pairs", "training pairs", "dev pairs", "hidden size",
+                    "epochs trained", "--max-train-examples", "--max-eval-examples")
 
 
 def _figure(value, digits=1):
@@ -42,6 +43,7 @@ def heading(report):
     ours += [f"{k}={v}" for k, v in report["conditions"]["settings"].items()]
     ours += [f"{k.replace('_', '-')} {v}" for k, v in train.items() if k not in ("dataset", "data_dir", "embeddings")]
     lines.append(f"- **This reproduction**: {', '.join(ours)}.")
+    lines += trained_lines(report)
     departures = report["conditions"]["departures"]
     if departures:
         merged = {}
@@ -54,6 +56,30 @@ def heading(report):
         lines += ["", f"> **Not the paper's conditions**: {shown}. The measured accuracies cannot be held against "
                       "the reported ones: the verdicts speak of the orderings only (the claims below)."]
     return lines
+
+
+def trained_lines(report):
+    """What the runs actually read and trained: the pairs of each split, the vocabulary and the vectors'
+    coverage, the epochs of each row's seeds (early stopping included)."""
+    facts = [(entry["id"], entry["trained"]) for entry in report["rows"] if entry.get("trained")]
+    if not facts:
+        return []
+    names = {"train": "training", "validation": "dev", "test": "test"}
+    pairs = {}
+    for _, trained in facts:
+        for split, counts in trained["pairs"].items():
+            pairs.setdefault(split, set()).update(counts)
+    read = "; ".join(f"{names.get(split, split)} {', '.join(f'{n:,}' for n in sorted(counts))}"
+                     for split, counts in pairs.items())
+    vocabulary = sorted({v for _, trained in facts for v in trained["vocabulary"] if v is not None})
+    coverage = [c for _, trained in facts for c in trained["coverage"]]
+    covered = ", ".join(sorted({f"{100 * c.get('types', 0):.1f}% of word types, {100 * c.get('tokens', 0):.1f}% of "
+                                "tokens" for c in coverage if c.get("types") is not None}))
+    epochs = "; ".join(f"{row_id}: " + ", ".join(f"seed {seed} {run} (best {best})" for seed, run, best in
+                                                   trained["epochs"]) for row_id, trained in facts)
+    return [f"- **What the runs read and trained**: pairs read ({read or 'not recorded'}); vocabulary "
+            f"{', '.join(f'{v:,}' for v in vocabulary) or '-'} words; word vectors cover {covered or '-'}; epochs "
+            f"trained (early stopping included): {epochs}."]
 
 
 def rows_table(report):

@@ -205,6 +205,48 @@ def select_rows(paper, wanted=None):
     return rows
 
 
+# The pairs of each split of a corpus the papers train on: with a gold label (what the zoo reads), and as
+# released (SNLI 1.0, Bowman et al. 2015: pairs without a majority label, gold label "-", are dropped).
+DATASET_PAIRS = {"snli": {"train": 549_367, "validation": 9_842, "test": 9_824}}
+DATASET_PAIRS_RELEASED = {"snli": {"train": 550_152, "validation": 10_000, "test": 10_000}}
+SPLIT_NAMES = {"train": "training pairs", "validation": "dev pairs", "test": "test pairs"}
+
+
+def measured_departures(paper, row, runs):
+    """How the finished runs of a row depart from the paper, from what they read and trained: the pairs of
+    each split actually read against the corpus's (whatever cut them: a folder, a flag), the hidden size,
+    and the epochs where the paper states them. `runs`: `[(record, results)]` (config.json's `RunRecord`,
+    results.json as a dict).
+
+    Returns:
+        `[(what, ours, the paper's)]`.
+    """
+    found = []
+    expected = DATASET_PAIRS.get(paper.data["dataset"], {})
+    released = DATASET_PAIRS_RELEASED.get(paper.data["dataset"], {})
+    for split, name in SPLIT_NAMES.items():
+        if split == "test" or split not in expected:  # the test pairs: the report's own check
+            continue
+        read = sorted({((results.get("inputs") or {}).get(split) or {}).get("pairs") for _, results in runs} - {None})
+        if read and read != [expected[split]]:
+            found.append((name, ", ".join(f"{n:,}" for n in read),
+                          f"{expected[split]:,} ({released[split]:,} before pairs without a gold label are dropped)"))
+    if not row.members:
+        size = str(row.reported.get("size") or "").strip()
+        from zoo.registry import get_preset
+
+        preset_size = get_preset(row.model)["model"].get("hidden_size")
+        wanted = int(size) if size.isdigit() else preset_size
+        used = sorted({record.settings.model.get("hidden_size") for record, _ in runs} - {None})
+        if wanted is not None and used and used != [wanted]:
+            found.append(("hidden size", ", ".join(str(u) for u in used), str(wanted)))
+    stated = paper.data.get("epochs")
+    trained = sorted({results.get("epochs_run") for _, results in runs} - {None})
+    if stated is not None and trained and trained != [stated]:
+        found.append(("epochs trained", ", ".join(str(t) for t in trained), str(stated)))
+    return found
+
+
 def departures(paper, row, spec):
     """How a row's runs depart from the paper's conditions: `[(what, ours, the paper's)]`, empty when they
     train on the paper's data with the paper's vectors and the preset's settings (before the test set's

@@ -15,7 +15,7 @@ from zoo.comparison import statistics
 from zoo.comparison.report import PairingError, compare, draw_chart, write_tensorboard
 from zoo.comparison.runs import find_runs, group_runs
 from zoo.reproduction import markdown
-from zoo.reproduction.plan import departures
+from zoo.reproduction.plan import departures, measured_departures
 
 MARKDOWN_FILE, JSON_FILE, CHART_FILE, LOGS_DIR = "reproduction.md", "reproduction.json", "reproduction.png", "logs"
 
@@ -48,13 +48,14 @@ def build(paper, spec, directory, rows, failures=None, resamples=statistics.RESA
         comparison = compare(records, skipped, pairs=None, resamples=resamples, seed=seed)
     groups = {g["label"]: g for g in comparison["groups"]}
     results = {os.path.normpath(run.run_dir): run.results for run in records}
+    run_records = {os.path.normpath(run.run_dir): run.record for run in records}
     report = {"paper": paper.key, "citation": paper.citation, "data": paper.data, "vectors": paper.vectors,
               "tables": paper.tables, "seeds": list(spec.seeds), "directory": directory,
               "confidence": comparison["confidence"], "resamples": comparison["resamples"]}
     entries, all_departures = [], []
     for row in paper.rows:
         entry = _row(paper, row, spec, selected, run_dirs.get(row.id, []), groups.get(row_label.get(row.id)),
-                     results, failures)
+                     results, failures, run_records)
         entries.append(entry)
         for item in entry.get("departures", []):
             if item not in all_departures:
@@ -68,7 +69,7 @@ def build(paper, spec, directory, rows, failures=None, resamples=statistics.RESA
     return report
 
 
-def _row(paper, row, spec, selected, runs, group, results, failures):
+def _row(paper, row, spec, selected, runs, group, results, failures, run_records=None):
     entry = {"id": row.id, "printed": row.printed, "name": row.name, "reported": row.reported, "model": row.model,
              "settings": row.settings, "members": [u.name for u in row.units()] if row.members else [],
              "cited": row.cited, "note": row.note}
@@ -86,6 +87,12 @@ def _row(paper, row, spec, selected, runs, group, results, failures):
     members = group["runs"]
     finished = [results[os.path.normpath(run["run_dir"])] for run in members]
     found = departures(paper, row, spec)
+    done = [(run_records[os.path.normpath(run["run_dir"])], result) for run, result in zip(members, finished)
+            if run_records and os.path.normpath(run["run_dir"]) in run_records]
+    set_here = {key.partition(".")[0] for key in spec.settings}
+    found += [item for item in measured_departures(paper, row, done)
+              if not (item[0] == "hidden size" and "hidden_size" in set_here)]  # named once, as the setting
+    entry["trained"] = trained_facts(done)
     if group["examples"] != paper.data["test_pairs"]:
         found.append(("test pairs", f"{group['examples']:,}", f"{paper.data['test_pairs']:,}"))
     accuracy = group["test_accuracy"]
@@ -115,6 +122,25 @@ def _row(paper, row, spec, selected, runs, group, results, failures):
     if failed:
         entry["verdict"] += f"; failed: {'; '.join(failed)}"
     return entry
+
+
+def trained_facts(runs):
+    """What the runs of a row read and trained, for the report's heading: `{"pairs": {split: [counts]},
+    "epochs": [[seed, epochs run, best epoch]], "vocabulary": [sizes], "coverage": [{"types", "tokens"}]}`."""
+    facts = {"pairs": {}, "epochs": [], "vocabulary": [], "coverage": []}
+    for record, results in runs:
+        for split, notes in (results.get("inputs") or {}).items():
+            if isinstance(notes, dict) and notes.get("pairs") is not None:
+                facts["pairs"].setdefault(split, [])
+                if notes["pairs"] not in facts["pairs"][split]:
+                    facts["pairs"][split].append(notes["pairs"])
+        facts["epochs"].append([record.seed, results.get("epochs_run"), results.get("best_epoch")])
+        if record.vocabulary_size not in facts["vocabulary"]:
+            facts["vocabulary"].append(record.vocabulary_size)
+        coverage = (results.get("embeddings") or {}).get("coverage")
+        if coverage and coverage not in facts["coverage"]:
+            facts["coverage"].append(coverage)
+    return facts
 
 
 def _train_accuracy(finished):
