@@ -14,7 +14,10 @@ The pairs are shuffled (seed 0); the first `--holdout` are the test set, the las
 are the dev set that the schedule, early stopping and the best checkpoint watch, and the others train.
 
     python scripts/learning_check.py --data /path/to/snli_1.0_dev_tokens --models mlstm esim luo_matrix \\
-        --epochs 3 [--hidden-size 64] [--holdout 1842] [--dev 800] [--batch-size 32] [--set KEY=VALUE ...]
+        --epochs 3 [--hidden-size 64] [--holdout 1842] [--dev 800] [--train 3000] [--batch-size 32] [--set KEY=VALUE ...]
+
+Each model's line gives its training loss by epoch and whether it learns from the first epoch: its loss
+below 1.05 (ln 3 ≈ 1.0986 is chance) within two epochs and its held-out accuracy at least 50%.
 
 `--data` is a folder with `premise.txt`, `hypothesis.txt`, `label.txt` (one pair per line, tokens joined
 by spaces, label names), or an SNLI jsonl file (any single file `zoo.data.corpora.load_corpus` reads). Both
@@ -42,6 +45,12 @@ from zoo.data import LABELS  # noqa: E402
 from zoo.data.tokens_folder import read_pairs  # noqa: E402
 
 
+# What "learns from the first epoch" means here: the training loss below LEARNS_BELOW (ln 3 ≈ 1.0986 is
+# chance for three balanced classes) within the first LEARNS_WITHIN epochs, and the held-out accuracy at
+# least LEARNS_ACCURACY (chance about 1/3).
+LEARNS_BELOW, LEARNS_WITHIN, LEARNS_ACCURACY = 1.05, 2, 0.5
+
+
 def machine():
     """One line describing where this ran."""
     gpus = [d.name for d in tf.config.list_physical_devices("GPU")]
@@ -66,18 +75,29 @@ def check_model(name, data_dir, work_dir, args):
     overrides = [f"hidden_size={args.hidden_size}"] if args.hidden_size and "hidden_size" in preset["model"] else []
     overrides += args.overrides
     start = time.time()
+
+    class EpochLoss(keras.callbacks.Callback):  # each epoch's figures as they come (a long check shows progress)
+        def on_epoch_end(self, epoch, logs=None):
+            logs = logs or {}
+            print(f"  {name} epoch {epoch + 1}: training loss {logs.get('loss', float('nan')):.4f}, accuracy "
+                  f"{logs.get('accuracy', float('nan')):.3f}, dev accuracy {logs.get('val_accuracy', float('nan')):.3f}",
+                  flush=True)
+
     result = zoo.training.train(
         model=name, data_dir=data_dir, embeddings=args.embeddings, epochs=args.epochs,
         batch_size=args.batch_size, overrides=overrides, seed=args.seed, run_dir=os.path.join(work_dir, name),
-        verbose=0, attention_examples=0, log_every=0, compile_cache="none")
+        verbose=0, attention_examples=0, log_every=0, compile_cache="none", callbacks=[EpochLoss()])
     results = result["results"]
-    return {"model": name, "held_out_accuracy": results["test"]["accuracy"],
+    losses = [e.get("loss") for e in results["history"]]
+    early = [loss for loss in losses[:LEARNS_WITHIN] if loss is not None]
+    return {"model": name, "held_out_accuracy": results["test"]["accuracy"], "train_loss": losses,
+            "learns": bool(early and min(early) < LEARNS_BELOW and results["test"]["accuracy"] >= LEARNS_ACCURACY),
             "dev_accuracy": results["dev"]["accuracy"], "epochs_run": results["epochs_run"],
             "best_epoch": results["best_epoch"],
             "train_accuracy_last_epoch": results["history"][-1].get("accuracy") if results["history"] else None,
             "params_without_embeddings": results["parameters"]["without_embeddings"],
             "hidden_size": args.hidden_size or None, "train_seconds": round(time.time() - start, 1),
-            "vocabulary": result["config"]["vocabulary_size"],
+            "vocabulary": len(result["vocab"]),
             "embedding_types_covered": round(float((results["embeddings"]["coverage"] or {}).get("types", 0)), 3)}
 
 
@@ -88,6 +108,7 @@ def main(argv=None):
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--holdout", type=int, default=1842, help="pairs held out as the test set")
     parser.add_argument("--dev", type=int, default=800, help="pairs of the rest kept as the dev set")
+    parser.add_argument("--train", type=int, default=0, help="train on this many pairs of the rest (0: all)")
     parser.add_argument("--hidden-size", type=int, default=64, help="0 keeps the preset's sizes")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--embeddings", default="glove-6b-50d", help="'glove-6b-50d', a vector name or file")
@@ -102,6 +123,8 @@ def main(argv=None):
     test = [examples[i] for i in order[:args.holdout]]
     rest = [examples[i] for i in order[args.holdout:]]
     train, dev = rest[:len(rest) - args.dev], rest[len(rest) - args.dev:]
+    if args.train:
+        train = train[:args.train]
     print(f"machine: {machine()}")
     print(f"data: {len(train)} training pairs, {len(dev)} dev, {len(test)} held out (test) ({skipped} without gold "
           f"label skipped); vectors "
@@ -114,9 +137,12 @@ def main(argv=None):
         for name in args.models:
             r = check_model(name, data_dir, work_dir, args)
             results.append(r)
+            losses = " ".join("-" if loss is None else f"{loss:.3f}" for loss in r["train_loss"])
             print(f"{name:28s} held-out accuracy {r['held_out_accuracy']:.3f}  (dev {r['dev_accuracy']:.3f}, "
                   f"best epoch {r['best_epoch']}/{r['epochs_run']}, |θ|_M {r['params_without_embeddings']:,}, "
-                  f"{r['train_seconds']:.0f} s)", flush=True)
+                  f"{r['train_seconds']:.0f} s); training loss by epoch {losses}; "
+                  f"{'learns' if r['learns'] else 'DOES NOT LEARN'} (loss < {LEARNS_BELOW} within "
+                  f"{LEARNS_WITHIN} epochs, held-out >= {LEARNS_ACCURACY:.0%})", flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"machine": machine(), "results": results}, f, indent=2)

@@ -67,6 +67,9 @@ def test_every_weight_gets_a_gradient(name):
     # the loss must stay a zero (finite) share of every gradient
     batch = {key: np.concatenate([value, np.zeros_like(value[:2])]) for key, value in batch.items()}
     labels, weights = np.arange(10) % 3, np.asarray([1.0] * 8 + [0.0] * 2, "float32")
+    for weight in model.trainable_weights:  # a kernel that starts at zero by choice (the attention models' W^p)
+        if len(weight.shape) == 2 and not np.any(np.asarray(weight)):  # blocks what feeds it at the first step only
+            weight.assign(np.random.default_rng(0).normal(0, 0.1, weight.shape).astype("float32"))
     with tf.GradientTape() as tape:
         logits = model(batch, training=True)
         losses = tf.keras.losses.sparse_categorical_crossentropy(labels, logits, from_logits=True)
@@ -78,6 +81,21 @@ def test_every_weight_gets_a_gradient(name):
         grad = tf.convert_to_tensor(grad)
         assert np.all(np.isfinite(grad.numpy())), f"{weight.path} has a non-finite gradient"
         assert np.any(grad.numpy() != 0), f"{weight.path} has an all-zero gradient"
+
+
+@pytest.mark.parametrize("name", ["rocktaschel_attention", "rocktaschel_wbw_two_way", "wang_jiang_wbw"])
+def test_the_attention_models_start_as_conditional_encoding(name):
+    # W^p starts at zero: h* = tanh(W^p r + W^x h_N) (Rocktäschel et al. Eq. 10, 14) is tanh(W^x h_N) at first,
+    # so the premise's average r does not drown h_N and the loss leaves ln 3 in the first epoch
+    model = tc.make_model(name)
+    assert not np.any(np.asarray(model.attended_projection.kernel))
+    assert np.any(np.asarray(model.last_projection.kernel))
+    batch = tc.random_pairs(batch=4)
+    logits = np.asarray(model(batch))
+    shuffled = dict(batch, premise=batch["premise"][::-1])  # another premise, same hypothesis
+    assert logits.shape == (4, 3) and np.all(np.isfinite(logits))
+    if name == "wang_jiang_wbw":  # its hypothesis LSTM does not read the premise: h* ignores it at first
+        np.testing.assert_allclose(np.asarray(model(shuffled)), logits, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", MODELS)

@@ -49,7 +49,13 @@ class RocktaschelAttention(RocktaschelConditional):
         self.memory_projection = dense("W_y")
         self.query_projection = dense("W_h")
         self.make_attention_layers(hidden_size)
-        self.attended_projection = dense("W_p")
+        # W^p starts at zero (the paper gives no initialisation): h* = tanh(W^p r + W^x h_N) (Eq. 10, 14) then
+        # starts as conditional encoding's tanh(W^x h_N). With W^p random, r (at first a near-uniform average of
+        # the premise outputs Y, in word-by-word attention also the sum of tanh(W^t r_{t-1})) outweighs
+        # W^x h_N, h* carries little the label depends on, and the loss sits at ln 3 for epochs on a few
+        # thousand pairs. W^p's gradient (the loss's through h*, times r) is not zero, so r comes in as it helps.
+        self.attended_projection = keras.layers.Dense(hidden_size, use_bias=False, kernel_initializer="zeros",
+                                                      name="W_p")
         self.last_projection = dense("W_x")
 
     def make_attention_layers(self, hidden_size):

@@ -56,7 +56,10 @@ class WangJiangWordByWord(NLIModel):
             return_state=True,
             zero_output_for_mask=True,  # the step output (α_k) is not the state; padding rows stay 0
             name="wbw_attention")
-        self.attended_projection = dense("W_p")
+        # W^p at zero, as Rocktäschel et al.'s models (zoo/models/rocktaschel_attention.py): h* starts as
+        # tanh(W^x h^t_N), and h^a_N comes in as it helps (neither paper gives an initialisation)
+        self.attended_projection = keras.layers.Dense(hidden_size, use_bias=False, kernel_initializer="zeros",
+                                                      name="W_p")
         self.last_projection = dense("W_x")
         self.output_dropout = keras.layers.Dropout(dropout)
         self.classifier = keras.layers.Dense(self.num_classes, dtype="float32", name="classifier")
