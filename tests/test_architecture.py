@@ -26,6 +26,7 @@ FLOORS = [
     {"zoo.comparison"},
     {"zoo.reproduction"},
     {"zoo.commands"},
+    {"zoo.measurements"},
 ]
 
 
