@@ -22,13 +22,10 @@ the checks are SHA-256 on one core, no matrix products, so no GEMM fraction appl
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 
 def timed(call, repeats):
@@ -55,7 +52,7 @@ def main(argv=None):
     parser.add_argument("--work-dir", default=None, help="where the run and the export go (default: temporary)")
     args = parser.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import machine
+    from zoo.measurements import machine
     from benchmark_serving import make_run, read_pairs
 
     import keras
@@ -108,7 +105,7 @@ def main(argv=None):
     rows.append(("tf.saved_model.load", None, timed(lambda: tf.saved_model.load(version), max(1, args.repeats // 2))))
 
     info = {"cpu": machine.cpu()}
-    print(f"machine: {machine.cpu_label(info)}; {args.model} at its paper size, {args.vocabulary:,} words, "
+    print(f"machine: {machine.cpu_label(info['cpu'])}; {args.model} at its paper size, {args.vocabulary:,} words, "
           f"{args.embedding_dim}-d vectors (random weights, Adam's moments in best.weights.h5); median of "
           f"{args.repeats}, files in the page cache")
     print(f"| what | bytes | seconds | MB/s |\n|---|---|---|---|")

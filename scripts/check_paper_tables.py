@@ -22,7 +22,6 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from zoo.reproduction.tables import load_paper, paper_keys  # noqa: E402
 

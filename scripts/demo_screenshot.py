@@ -22,11 +22,9 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 PREMISE = "A man in a blue shirt is playing a guitar on stage."
 HYPOTHESIS = "A musician is performing."

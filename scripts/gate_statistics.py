@@ -19,12 +19,10 @@ Usage:
 
 import argparse
 import json
-import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import zoo  # noqa: E402 (after the path set-up above)
 from zoo.data import LABELS  # noqa: E402

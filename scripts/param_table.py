@@ -8,10 +8,8 @@ with 300-d input word vectors, as in the papers.
 
 import argparse
 import os
-import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import zoo  # noqa: E402
 from zoo.registry import get_spec  # noqa: E402

@@ -25,9 +25,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from machine import cpu, cpu_label  # noqa: E402
+from zoo.measurements.machine import cpu, cpu_label
 
 LAUNCH = "import sys; from zoo.commands import main; raise SystemExit(main(sys.argv[1:]))"
 PAIR = ["--premise", "A man plays a guitar.", "--hypothesis", "A person makes music."]
@@ -105,7 +104,7 @@ def main(argv=None):
                     argv = [f"fresh-{fresh}" if a == "FRESH" else a for a in case]
                     times[(name, label)].append(measure(checkout, argv, until, workdir))
     load_after = os.getloadavg()
-    print(f"\nmachine: {cpu_label({'cpu': cpu()})}; load averages (1, 5, 15 min) "
+    print(f"\nmachine: {cpu_label(cpu())}; load averages (1, 5, 15 min) "
           f"{' '.join(f'{x:.2f}' for x in load_before)} before, {' '.join(f'{x:.2f}' for x in load_after)} after")
     print(f"medians of {args.rounds} round(s), seconds (each round runs every case in each checkout in turn)\n")
     print("| case | " + " | ".join(label for label, _ in checkouts) + " |")

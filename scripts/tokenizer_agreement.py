@@ -12,9 +12,7 @@ import argparse
 import difflib
 import glob
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from zoo.data.archives import DataFiles  # noqa: E402
 from zoo.data.records import file_records  # noqa: E402

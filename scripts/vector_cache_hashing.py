@@ -16,13 +16,11 @@ import argparse
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from zoo.data.vectors.index import file_sha256  # noqa: E402 (after the path set-up above)
 
