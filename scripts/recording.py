@@ -28,3 +28,17 @@ def save(args, benchmark, figures, info, **options):
     path = append_record(make_record(benchmark, figures, info, **options), args.results)
     print(f"recorded {len(figures)} figure(s) in {path}", flush=True)
     return path
+
+
+def reference_command(torch_python, program, spec, reference_dir):
+    """The command and environment of a PyTorch reference program (`scripts/reference/PROGRAM`): PyTorch's
+    python, with the reference's checkout (its `esim` package) and the zoo's folder (`zoo.measurements`,
+    standard library only) on PYTHONPATH."""
+    import json
+
+    import zoo
+
+    paths = [os.path.abspath(reference_dir), os.path.dirname(os.path.dirname(os.path.abspath(zoo.__file__)))]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+    program = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference", program)
+    return [torch_python, program, json.dumps(spec)], env

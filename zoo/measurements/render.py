@@ -82,8 +82,8 @@ def serving(results):
         row = [cpu_cell(record)]
         for metric, digits, unit, lower, _ in columns:
             for zoo_threads, reference_threads in (("1", "1"), (f"inter:{cores}", str(cores))):
-                row.append(versus(value(record, f"saved_model/{zoo_threads}/{metric}"),
-                                  value(record, f"torch/{reference_threads}/{metric}"), digits, unit, lower))
+                row.append(versus(value(record, f"esim/saved_model/{zoo_threads}/{metric}"),
+                                  value(record, f"esim/torch/{reference_threads}/{metric}"), digits, unit, lower))
         rows.append(row)
     return table(header, rows)
 
