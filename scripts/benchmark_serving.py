@@ -60,7 +60,7 @@ import sys
 import tempfile
 
 from recording import add_record_options, reference_command, save
-from serving_artifacts import build_artifacts, disk_size, forward_flops, log, torch_inputs
+from serving_artifacts import TFLITE_BATCHES, build_artifacts, disk_size, forward_flops, log, torch_inputs
 from serving_child import THROUGHPUT_BATCHES, read_pairs
 from zoo.commands.parsing import COUNT, COUNT_OR_ZERO, FILE_TO_WRITE, SECONDS, CommandParser
 from zoo.measurements import child as protocol

@@ -16,7 +16,6 @@ of that CPU's limit.
   counts 3x the forward pass: the backward pass is two products per product).
 """
 
-import json
 import logging
 import os
 import platform
