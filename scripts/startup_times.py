@@ -24,9 +24,9 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
 from zoo.measurements.machine import cpu, cpu_label
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 LAUNCH = "import sys; from zoo.commands import main; raise SystemExit(main(sys.argv[1:]))"
 PAIR = ["--premise", "A man plays a guitar.", "--hypothesis", "A person makes music."]
