@@ -32,7 +32,7 @@ from zoo.fileio import atomic_write
 from zoo.measurements.machine import machine_id, software
 
 RESULTS = "results"
-MACHINE_FIELDS = ("model_name", "vendor", "family", "model", "stepping", "flags", "l2_per_core_kib", "cores",
+MACHINE_FIELDS = ("model_name", "vendor", "family", "model", "stepping", "flags", "l2_per_core_kib", "cores", "gpu",
                   "hypervisor")
 REQUIRED = ("benchmark", "machine", "figures")
 SPREAD = ("median", "min", "max", "rounds")

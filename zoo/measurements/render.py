@@ -163,7 +163,8 @@ def machines(results):
     found = {}
     for benchmark in sorted(results, key=lambda b: b == "machine"):  # the machine benchmark's facts win
         for machine, record in latest(results, benchmark):
-            found[machine] = record
+            if not record["machine"].get("gpu"):  # a GPU's records name the GPU, not a CPU to list here
+                found[machine] = record
     rows = []
     for machine, record in sorted(found.items()):
         m, cores = record["machine"], both_cores(record)
