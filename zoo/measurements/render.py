@@ -1,7 +1,7 @@
 """The tables of README.md and docs/ rendered from the records under `results/`
 (`zoo.measurements.record`): each table between the lines `<!-- results: TABLE_ID -->` and
-`<!-- /results -->`, a row per CPU (each file's last record: the latest run of that machine), so a figure
-in the docs is the figure in its record.
+`<!-- /results -->`, a row per CPU (each figure from the latest line of the machine's file that has it),
+so a figure in the docs is the figure in its record.
 
 Tables (`TABLES`): `serving` (the served SavedModel of ESIM at paper size against the PyTorch reference),
 `training` (training speed against the reference), `suite` (the test suite's time), `loop-crossover` (the
@@ -22,8 +22,17 @@ class RenderError(UserError):
 
 
 def latest(results, benchmark):
-    """`[(machine id, its last record)]` of one benchmark, by machine id."""
-    return [(machine, records[-1]) for machine, records in sorted(results.get(benchmark, {}).items()) if records]
+    """`[(machine id, its latest view)]` of one benchmark, by machine id: the machine's last record, each
+    figure from the last record that has it (one command measures one thread count: the lines of a file
+    together make the machine's row)."""
+    out = []
+    for machine, records in sorted(results.get(benchmark, {}).items()):
+        if records:
+            figures = {}
+            for record in records:
+                figures.update(record["figures"])
+            out.append((machine, {**records[-1], "figures": figures}))
+    return out
 
 
 def cpu_cell(record):
@@ -75,7 +84,8 @@ def serving(results):
     against the reference on N threads."""
     columns = [("p50_ms", 2, " ms", True, "batch-1 p50"), ("b32_pairs_per_s", 0, "", False, "batch 32, pairs/s"),
                ("b256_pairs_per_s", 0, "", False, "batch 256, pairs/s")]
-    header = ["CPU"] + [f"{title}, {where}" for *_, title in columns for where in ("one thread", "both cores")]
+    header = ["CPU"] + [f"{title}, {where}: zoo / reference" for *_, title in columns
+                        for where in ("one thread", "both cores")]
     rows = []
     for _, record in latest(results, "serving"):
         cores = both_cores(record)
@@ -153,7 +163,7 @@ def crossover(results):
                     cell += f" ({packed:.2f} / {kernel:.2f} ms)"
                 cells.append(cell)
             rows.append([cpu_cell(record), label] + cells)
-    return table(["CPU", "threads"] + [f"batch {b}" for b in batches], rows,
+    return table(["CPU", "threads"] + [f"batch {b}: packed / kernel" for b in batches], rows,
                  ["---", "---"] + ["---:"] * len(batches))
 
 
