@@ -19,11 +19,12 @@ The hashing rate (MB/s) is the check's bytes over its time. The machine is named
 the checks are SHA-256 on one core, no matrix products, so no GEMM fraction applies.
 """
 
-import argparse
 import os
 import statistics
 import tempfile
 import time
+
+from zoo.commands.parsing import CommandParser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -44,7 +45,7 @@ def size(path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="The cost of checking a run and a SavedModel against their manifests.")
+    parser = CommandParser(prog="check_cost.py", description="The cost of checking a run and a SavedModel against their manifests.")
     parser.add_argument("--model", default="esim")
     parser.add_argument("--vocabulary", type=int, default=40_000)
     parser.add_argument("--embedding-dim", type=int, default=300)

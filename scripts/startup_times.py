@@ -15,7 +15,6 @@ is trained first, with this checkout, in a temporary folder. The machine (`lscpu
 before and after are printed with the table.
 """
 
-import argparse
 import os
 import select
 import statistics
@@ -24,6 +23,7 @@ import sys
 import tempfile
 import time
 
+from zoo.commands.parsing import CommandParser
 from zoo.measurements.machine import cpu, cpu_label
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -84,7 +84,7 @@ def measure(checkout, argv, until, workdir):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="startup_times.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", default=None, metavar="DIR",
                         help="another checkout to measure in the same rounds (e.g. git archive COMMIT | tar -x)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds (default 5); the medians are printed")

@@ -12,7 +12,6 @@ Prints the seconds per hash (the first pass reads the file through the page cach
 the CPU model (`lscpu`).
 """
 
-import argparse
 import os
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ import time
 import numpy as np
 
 
+from zoo.commands.parsing import CommandParser
 from zoo.data.vectors.index import file_sha256  # noqa: E402 (after the path set-up above)
 
 
@@ -45,7 +45,7 @@ def cpu_model():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="vector_cache_hashing.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--dim", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=3)
