@@ -8,13 +8,16 @@ requirements can import it (with the zoo's folder on its PYTHONPATH).
 
 import json
 import subprocess
+import sys
 
 RESULT_MARK = "NLI_ZOO_RESULT "
 
 
 def emit(result):
-    """Prints `result` (JSON-serializable) as the child's result line."""
-    print(RESULT_MARK + json.dumps(result), flush=True)
+    """Writes `result` (JSON-serializable) to stdout as the child's result line (data for the parent, not a
+    message: not through `logging`)."""
+    sys.stdout.write(RESULT_MARK + json.dumps(result) + "\n")
+    sys.stdout.flush()
 
 
 def parse(stdout):
