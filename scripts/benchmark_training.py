@@ -282,7 +282,7 @@ def measure_all(args):
     return rows, references
 
 
-def figures_of(rows, references, threads):
+def figures_of(rows, references, threads, info):
     """The runs' figures as `{MODEL/THREADS/PAIRS/FIGURE: [one value a run]}`, the reference's as
     `torch/THREADS/PAIRS/pairs_per_s` (zoo.measurements.record)."""
     figures = {}
@@ -293,9 +293,15 @@ def figures_of(rows, references, threads):
         figures[f"{prefix}/steps_cpu_s"] = [r["steps_cpu_s"] for r in runs]
         figures[f"{prefix}/first_epoch_s"] = [r["first_epoch_s"] for r in runs]
         figures[f"{prefix}/fit_tail_s"] = [r["fit_tail_s"] for r in runs]
+    for (name, size), runs in rows.items():
+        share = gemm_share(runs[0], statistics.median(r["pairs"] / r["steps_s"] for r in runs), info)
+        figures[f"{name}/{threads}/{size}/steps_gemm_peak_share"] = [] if share is None else [share]
     for name, reference in references.items():
         size = min(s for n, s in rows if n == name)
         figures[f"torch/{threads}/{size}/pairs_per_s"] = [m["pairs_per_s"] for m in reference]
+        share = gemm_share(rows[(name, size)][0], statistics.median(m["pairs_per_s"] for m in reference), info,
+                           "reference_train_flops_per_pair")
+        figures[f"torch/{threads}/{size}/gemm_peak_share"] = [] if share is None else [share]
         figures[f"torch/{threads}/{size}/steady_epoch_cpu_s"] = [m["steady_epoch_cpu_s"] for m in reference
                                                                  if "steady_epoch_cpu_s" in m]
     return {name: values for name, values in figures.items() if values}
@@ -325,7 +331,7 @@ def main(argv=None):
                                "torch_reference": references})
     if rows:
         torch = next((m["torch"] for runs in references.values() for m in runs if "torch" in m), None)
-        save(args, "training", figures_of(rows, references, args.threads or cores), info,
+        save(args, "training", figures_of(rows, references, args.threads or cores, info), info,
              extra_versions={"torch": torch} if torch else None)
     return 0 if rows else 1
 
