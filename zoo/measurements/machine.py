@@ -192,12 +192,13 @@ def peak_for(info, threads):
 
 
 def cpu_label(facts):
-    """A CPU in a few words, for a table row: "AMD EPYC 7B13 (family 25 model 17, avx512_bf16), 2 cores"."""
+    """A CPU in a few words: "AMD EPYC (family 25 model 17, avx512_bf16), 2 cores, L2 1024 KiB a core"."""
     flags = [f for f in facts.get("flags", []) if f.startswith(("avx512_bf16", "avx512_fp16", "amx"))] \
         or facts.get("flags", [])[-1:]
     cores = f", {facts['cores']} cores" if facts.get("cores") else ""
+    l2 = f", L2 {facts['l2_per_core_kib']:g} KiB a core" if facts.get("l2_per_core_kib") else ""
     return (f"{facts.get('model_name', '')} (family {facts.get('family', '')} model {facts.get('model', '')}"
-            + (f", {'/'.join(flags)}" if flags else "") + f"){cores}")
+            + (f", {'/'.join(flags)}" if flags else "") + f"){cores}{l2}")
 
 
 def lines(info):
