@@ -16,7 +16,7 @@ def add_record_options(parser):
     parser.add_argument("--record", action="store_true",
                         help="append this run's figures, its machine and versions to "
                              "results/<benchmark>/<machine id>.jsonl (render them: scripts/render_results.py)")
-    parser.add_argument("--results", type=FOLDER_TO_WRITE, default=RESULTS,
+    parser.add_argument("--results", type=FOLDER_TO_WRITE, default=None,
                         help="the records' folder for --record (default: the checkout's results/)")
 
 
@@ -25,7 +25,7 @@ def save(args, benchmark, figures, info, **options):
     prints where; returns the path (None without `--record`)."""
     if not args.record:
         return None
-    path = append_record(make_record(benchmark, figures, info, **options), args.results)
+    path = append_record(make_record(benchmark, figures, info, **options), args.results or RESULTS)
     print(f"recorded {len(figures)} figure(s) in {path}", flush=True)
     return path
 
