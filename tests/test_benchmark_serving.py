@@ -1,5 +1,6 @@
 """scripts/benchmark_serving.py's thread settings: what `--threads` asks for is what each measuring process
-sets (TensorFlow's two pools, or one pool for LiteRT and PyTorch), and the GEMM peak it is compared with."""
+sets (TensorFlow's two pools, or one pool for LiteRT and PyTorch), and the GEMM peak it is compared with;
+and a tiny run end to end, its figures recorded with `--record`."""
 
 import os
 import sys
