@@ -56,7 +56,7 @@ def build_artifacts(args, model_name, pairs):
     wanted += [("saved_model+xla", args.xla_max_batch, chunk)] if args.xla_max_batch else []
     wanted += [("saved_model:keras-loops", 0, chunk)] if args.keras_loops else []
     wanted += [("saved_model:packed-loops", 0, chunk)] if args.packed_loops else []
-    if args.variants and not args.profile:  # only the exports asked for (none for Keras or LiteRT alone): no export to wait for
+    if args.variants and not args.profile:  # only the exports asked for (none for Keras or LiteRT alone)
         wanted = [w for w in wanted if w[0] in args.variants]
     for name, xla, chunk in wanted:
         model_dir = os.path.join(root, name.replace("+", "_").replace(":", "_") + f"_c{chunk}")

@@ -80,13 +80,15 @@ def test_the_other_tables_from_a_tiny_folder(tmp_path):
                               machine_info(peak={"1": 110.0, "2": 200.0})), folder)
     append_record(make_record("loop-crossover", {"inter:1/1/packed_over_kernel": [0.9], "inter:1/1/kernel_ms": [10.0],
                                                  "inter:1/1/packed_ms": [9.0]}, machine_info()), folder)
-    append_record(make_record("training", {"esim/1/64/steps_pairs_per_s": [120.0], "esim/1/64/epoch_pairs_per_s": [100.0],
-                                           "torch/1/64/pairs_per_s": [80.0]}, machine_info()), folder)
+    training = {"esim/1/64/steps_pairs_per_s": [120.0], "esim/1/64/epoch_pairs_per_s": [100.0],
+                "torch/1/64/pairs_per_s": [80.0]}
+    append_record(make_record("training", training, machine_info()), folder)
     results = load_results(folder)
     assert render("suite", results).splitlines()[2] == "| AMD EPYC 25/17 | 1,326 | 12 min 51 s | 1,473 s | 2026-01-02 |"
     assert render("machines", results).splitlines()[2] == \
         "| AMD EPYC 25/17 | `amd-epyc-25-17` | 25 / 17 | avx2, fma | 512 KiB | 2 | 105 (100-110) | 200 |"
-    assert render("loop-crossover", results).splitlines()[2] == "| AMD EPYC 25/17 | one thread | 0.90x (9.00 / 10.00 ms) |"
+    assert render("loop-crossover", results).splitlines()[2] == \
+        "| AMD EPYC 25/17 | one thread | 0.90x (9.00 / 10.00 ms) |"
     assert render("training", results).splitlines()[2] == \
         "| AMD EPYC 25/17 | 64 | 120.0 / 100.0 / 80.0 | **1.50x / 1.25x** |  |  |"
 
