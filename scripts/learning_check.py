@@ -14,7 +14,8 @@ The pairs are shuffled (seed 0); the first `--holdout` are the test set, the las
 are the dev set that the schedule, early stopping and the best checkpoint watch, and the others train.
 
     python scripts/learning_check.py --data /path/to/snli_1.0_dev_tokens --models mlstm esim luo_matrix \\
-        --epochs 3 [--hidden-size 64] [--holdout 1842] [--dev 800] [--train 3000] [--batch-size 32] [--set KEY=VALUE ...]
+        --epochs 3 [--hidden-size 64] [--holdout 1842] [--dev 800] [--train 3000] [--batch-size 32] \\
+        [--set KEY=VALUE ...] [--record]
 
 Each model's line gives its training loss by epoch and whether it learns from the first epoch: its loss
 below 1.05 (ln 3 ≈ 1.0986 is chance) within two epochs and its held-out accuracy at least 50%.
@@ -42,6 +43,7 @@ import zoo  # noqa: E402
 import zoo.training  # noqa: E402
 from zoo.data import LABELS  # noqa: E402
 from zoo.data.tokens_folder import read_pairs  # noqa: E402
+from recording import add_record_options, save  # noqa: E402
 
 
 # What "learns from the first epoch" means here: the training loss below LEARNS_BELOW (ln 3 ≈ 1.0986 is
@@ -78,9 +80,9 @@ def check_model(name, data_dir, work_dir, args):
     class EpochLoss(keras.callbacks.Callback):  # each epoch's figures as they come (a long check shows progress)
         def on_epoch_end(self, epoch, logs=None):
             logs = logs or {}
-            print(f"  {name} epoch {epoch + 1}: training loss {logs.get('loss', float('nan')):.4f}, accuracy "
-                  f"{logs.get('accuracy', float('nan')):.3f}, dev accuracy {logs.get('val_accuracy', float('nan')):.3f}",
-                  flush=True)
+            loss, accuracy, dev = (logs.get(key, float("nan")) for key in ("loss", "accuracy", "val_accuracy"))
+            print(f"  {name} epoch {epoch + 1}: training loss {loss:.4f}, accuracy {accuracy:.3f}, dev accuracy "
+                  f"{dev:.3f}", flush=True)
 
     result = zoo.training.train(
         model=name, data_dir=data_dir, embeddings=args.embeddings, epochs=args.epochs,
@@ -115,6 +117,7 @@ def main(argv=None):
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="a preset setting for every model, as train.py's --set (repeatable)")
     parser.add_argument("--json", help="also write the results to this JSON file")
+    add_record_options(parser)
     args = parser.parse_args(argv)
 
     examples, skipped = read_pairs(args.data)
@@ -145,6 +148,16 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"machine": machine(), "results": results}, f, indent=2)
+    if results:  # with --record: results/learning_check/<machine id>.jsonl
+        from zoo.measurements import machine as measured_machine
+
+        figures = {}
+        for r in results:
+            figures[f"{r['model']}/held_out_accuracy"] = [r["held_out_accuracy"]]
+            for epoch, loss in enumerate(r["train_loss"], start=1):
+                figures[f"{r['model']}/train_loss/{epoch}"] = [loss]
+        save(args, "learning_check", figures, measured_machine.describe(0),
+             notes=f"{len(train)} training pairs, {args.epochs} epochs, hidden size {args.hidden_size or 'preset'}")
     return 0
 
 

@@ -6,9 +6,11 @@ nli-zoo compare sweeps/small                      # every run below the sweep di
 nli-zoo compare 'runs/esim*' runs/him             # run directories and glob patterns
 nli-zoo compare sweeps/small --pair 1 2           # only that pair (an error if their test items differ)
 ```
-Runs that differ only by seed form a group: its mean test accuracy, standard deviation, a bootstrap 95%
-interval (and per class), the best dev epoch of each run; every two groups scored on the same test items
-are paired: the difference with its paired-bootstrap interval and p-value, and McNemar's exact test per
+Runs that differ only by seed form a group: its mean test accuracy, standard deviation, the 95% intervals
+of the mean and of one more run (the seeds' spread and the test items' variance together), the bootstrap
+interval over the items alone (and per class), the best dev epoch of each run; every two groups scored on
+the same test items are paired: the test whose unit is the run (seeds and items; Holm-adjusted) with the
+seeds that would resolve the difference, the paired bootstrap over the items, and McNemar's exact test per
 seed. Written as OUT/comparison.md, comparison.json, comparison.png and TensorBoard summaries in OUT/logs
 (OUT: `--out`, default DIR/comparison for one folder of runs, else ./comparison). See docs/comparisons.md.
 """
@@ -27,8 +29,9 @@ from zoo.fileio import CorruptFileError
 def build_parser(prog="nli-zoo compare"):
     """The `nli-zoo compare` argument parser."""
     parser = CommandParser(
-        prog=prog, description="Compare finished runs: seeds grouped, mean, std and bootstrap interval of test "
-                               "accuracy, paired tests between groups on the same test items.")
+        prog=prog, description="Compare finished runs: seeds grouped, mean, std and the intervals of test accuracy "
+                               "(of the mean and of one more run, seeds and items together; items only), "
+                               "run-level and paired tests between groups on the same test items.")
     parser.add_argument("runs", nargs="+", metavar="RUN|DIR|GLOB",
                         help="run directories, folders holding runs (a sweep), or glob patterns (quoted)")
     parser.add_argument("--pair", nargs=2, action="append", default=None, metavar=("A", "B"),

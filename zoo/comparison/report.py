@@ -231,8 +231,8 @@ def to_markdown(comparison):
     level = f"{comparison['confidence']:.0%}"
     groups = comparison["groups"]
     class_names = list(groups[0]["per_class"]) if groups else []
-    lines = [f"| # | group | runs (seeds) | test accuracy: mean ± std | {level} interval of the mean (seeds + items) | "
-             f"{level} interval of one more run (seeds + items) | {level} interval, items only | "
+    lines = [f"| # | group | runs (seeds) | test accuracy: mean ± std | {level} interval of the mean "
+             f"(seeds + items) | {level} interval of one more run (seeds + items) | {level} interval, items only | "
              + " | ".join(class_names) + " | dev accuracy | best dev epoch |",
              "|---|---|---|---|---|---|---|" + "---|" * len(class_names) + "---|---|"]
     for g in groups:
@@ -270,7 +270,7 @@ def to_markdown(comparison):
         lines += ["", f"| A | B | difference A - B | {level} interval, runs (seeds + items) | p, runs | "
                       "seeds per group to resolve | "
                       f"{level} interval, items only (paired bootstrap) | p, items only | "
-                      "McNemar: only A right / only B right, exact p (per seed) |", "|---|---|---|---|---|---|---|---|---|"]
+                      "McNemar: only A right / only B right, exact p (per seed) |", "|---" * 9 + "|"]
         for pair in comparison["pairs"]:
             head = f"| {pair['a']} {pair['a_label']} | {pair['b']} {pair['b_label']} |"
             if "skipped" in pair:
@@ -289,8 +289,8 @@ def to_markdown(comparison):
                               for m in pair["mcnemar"])
             lines.append(f"{head} {pair['difference']:+.4f} | {run_cells} | {_interval(pair['interval'])} | "
                          f"{_bootstrap_p(pair, comparison)} | {tests} |")
-        lines += ["", "The runs' test (Welch's t on the runs' accuracies, the paired items' variance added; its unit is "
-                      "the run) is the one a claim rests on; the items-only test holds the seeds fixed. Seeds to "
+        lines += ["", "The runs' test (Welch's t on the runs' accuracies, the paired items' variance added; its unit "
+                      "is the run) is the one a claim rests on; the items-only test holds the seeds fixed. Seeds to "
                       f"resolve: per group, for a {statistics.POWER:.0%} chance that the runs' test separates a "
                       "difference as large as the measured one, were the seed spread what was measured."]
         tested = sum("p_value" in pair for pair in comparison["pairs"])

@@ -116,7 +116,8 @@ def rows_table(report):
                       f"{_figure(reported.get('train'))} / {_figure(measured['train'], 2)}",
                       f"{reported.get('params') or '-'} / {format_count(measured['params'])}"]
         else:
-            cells += ["", "", "", "", "", f"{_figure(reported.get('dev'))} / -", f"{_figure(reported.get('train'))} / -",
+            cells += ["", "", "", "", "", f"{_figure(reported.get('dev'))} / -",
+                      f"{_figure(reported.get('train'))} / -",
                       f"{reported.get('params') or '-'} / -"]
         cells.append(entry["verdict"])
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
@@ -130,7 +131,8 @@ def rows_table(report):
                   "mean's is where the mean of many runs would fall. With one seed the seed spread is unknown and "
                   "there is no interval"
                   + (f"; with {seeds} seeds it is measured on {seeds} runs, so t is large and the intervals wide: "
-                     "more seeds narrow them" if 2 <= seeds < 5 else "") + ". Δ: measured − reported. Train, measured: the training accuracy of each run's best epoch "
+                     "more seeds narrow them" if 2 <= seeds < 5 else "")
+              + ". Δ: measured − reported. Train, measured: the training accuracy of each run's best epoch "
                   "as Keras reports it (its running mean over the epoch, dropout on), not a pass over the training "
                   "set. |θ|_M: trainable parameters outside the word vectors."]
     return lines
@@ -156,8 +158,8 @@ def claims_table(report):
                   "paired test items' variance added, so that neither one lucky seed nor the items alone decide it; "
                   "its p-value is Holm-adjusted over the claims tested together. A > B: *held* when the adjusted "
                   "p-value is below "
-                  f"{1 - report['confidence']:.2g} and A is ahead, *not held* when it is and B is ahead, *not resolved* "
-                  "otherwise, with the number of seeds per row that would resolve a difference as large as the "
+                  f"{1 - report['confidence']:.2g} and A is ahead, *not held* when it is and B is ahead, *not "
+                  "resolved* otherwise, with the number of seeds per row that would resolve a difference as large as the "
                   "measured one (a power estimate from the measured spread). A ≈ B (the paper says they do not "
                   "differ): *not held* when a difference is found; otherwise *not resolved*, since a test can refute "
                   "that claim but never confirm it. With one seed a row's spread is unknown: the test is the paired "

@@ -1,0 +1,72 @@
+"""The PyTorch reference ESIM (github.com/coetaur0/ESIM) trained for scripts/esim_vs_reference.py: on the zoo's
+batches of one seed, with the zoo run's word-vector matrix (the rows the zoo keeps fixed kept fixed), Adam at 4e-4,
+gradient norm clipped at 10, dropout 0.5; it scores the test pairs with the weights of its best dev epoch. Run by
+the PyTorch environment's python with the reference's checkout and the zoo's folder on its PYTHONPATH, one
+argument: the JSON spec (`inputs`, `seed`, `hidden_size`, `threads`). Prints one result line
+(`zoo.measurements.child`)."""
+
+import json
+import sys
+
+import numpy as np
+import torch
+from esim.model import ESIM  # the reference implementation, from its checkout (on PYTHONPATH)
+from torch import nn
+
+from zoo.measurements.child import emit  # standard library only
+
+spec = json.loads(sys.argv[1])
+torch.set_num_threads(spec["threads"])
+torch.manual_seed(spec["seed"])
+data = np.load(spec["inputs"])
+matrix = torch.from_numpy(data["matrix"]).float()
+model = ESIM(matrix.shape[0], matrix.shape[1], spec["hidden_size"], embeddings=matrix, dropout=0.5, num_classes=3)
+frozen = torch.from_numpy(~data["tunable"])
+model._word_embedding.weight.register_hook(lambda grad: grad.masked_fill(frozen[:, None], 0.0))
+optimizer = torch.optim.Adam(model.parameters(), lr=4e-4)
+criterion = nn.CrossEntropyLoss(reduction="none")
+
+
+def tensors(premise, hypothesis):
+    """The reference's inputs: each side cut to its longest sentence, with the lengths."""
+    out = []
+    for ids in (premise, hypothesis):
+        lengths = np.maximum((ids != 0).sum(axis=1), 1)
+        out += [torch.from_numpy(np.ascontiguousarray(ids[:, :lengths.max()])).long(), torch.from_numpy(lengths).long()]
+    return out
+
+
+def predict(split):
+    model.eval()
+    premise, hypothesis = data[f"{split}_premise"], data[f"{split}_hypothesis"]
+    found = []
+    with torch.no_grad():
+        for start in range(0, len(premise), 256):
+            logits, _ = model(*tensors(premise[start:start + 256], hypothesis[start:start + 256]))
+            found.append(logits.argmax(dim=1).numpy())
+    model.train()
+    return np.concatenate(found)
+
+
+best, history = None, []
+for epoch in range(int(data["epochs"])):
+    model.train()
+    losses = []
+    for i in range(int(data["count"])):
+        if int(data[f"{i}_epoch"]) != epoch:
+            continue
+        weights = torch.from_numpy(data[f"{i}_weights"]).float()
+        optimizer.zero_grad()
+        logits, _ = model(*tensors(data[f"{i}_premise"], data[f"{i}_hypothesis"]))
+        labels = torch.from_numpy(data[f"{i}_labels"]).long()
+        loss = (criterion(logits, labels) * weights).sum() / weights.sum().clamp(min=1.0)  # filler rows weigh 0
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 10.0)
+        optimizer.step()
+        losses.append(float(loss))
+    dev = float((predict("dev") == data["dev_labels"]).mean())
+    history.append({"epoch": epoch + 1, "loss": float(np.mean(losses)), "dev_accuracy": dev})
+    if best is None or dev > best[0]:
+        best = (dev, epoch + 1, predict("test").tolist())
+emit({"dev_accuracy": best[0], "best_epoch": best[1], "test_predictions": best[2], "history": history,
+      "torch": torch.__version__})
