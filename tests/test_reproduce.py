@@ -194,7 +194,8 @@ def test_a_reproduction_killed_in_a_run_in_an_ensemble_and_in_its_report_ends_as
     assert comparable(result["report"]) == comparable(clean["report"])
     assert sorted(os.listdir(os.path.join(directory, "reports"))) == ["chen2017"]  # no staging folder left
     verdicts = {(c["a"], c["b"]): c["verdict"] for c in result["report"]["claims"]}
-    assert verdicts[("17", "16")] in ("held", "not resolved") and verdicts[("16", "25")] in ("held", "not resolved")
+    assert verdicts[("17", "16")].startswith(("held", "not resolved"))  # "not resolved (... seeds ...)"
+    assert verdicts[("16", "25")].startswith(("held", "not resolved"))
     assert verdicts[("16", "19")].startswith("not tested: row 19 not runnable")
 
 
