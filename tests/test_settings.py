@@ -16,7 +16,8 @@ from tests.support.runs import make_run
 from zoo import registry
 from zoo.registry import get_preset
 from zoo.runs.optimizer import make_optimizer
-from zoo.runs.record import RunFileError, RunRecord, load_record, read_results
+from zoo.runs.record import RunFileError, RunRecord, load_record
+from zoo.runs.results import RunResults, read_results
 from zoo.settings import DataSettings, RunSettings, TrainSettings, tunable_words_for
 from zoo.settings.sections import OOV_RULES
 
@@ -153,6 +154,12 @@ DAMAGED_RESULTS = {
     "an empty object": (_results({}), "field 'test' is missing"),
     "a list": (_results([1]), "holds list [1], not an object"),
     "a test without accuracy": (_results({"test": {"examples": 3}}), "test must be an object with an accuracy"),
+    "a history that is no list": (_results({"test": {"accuracy": 0.5}, "history": {}}),
+                                  "history must be a list of epochs"),
+    "a best epoch of text": (_results({"test": {"accuracy": 0.5}, "best_epoch": "two"}), "best_epoch must be"),
+    "a test accuracy of text": (_results({"test": {"accuracy": 0.5}, "test_accuracy": "high"}),
+                                "test_accuracy must be a number"),
+    "labels of numbers": (_results({"test": {"accuracy": 0.5}, "labels": [0, 1, 2]}), "labels must be a list of text"),
 }
 
 
@@ -185,6 +192,22 @@ def test_a_damaged_results_json_is_one_line_naming_the_file_and_field(finished_r
     message = str(error.value)
     assert "\n" not in message and message.startswith(os.path.join(copy, "results.json") + ": ")
     assert expected in message and "delete it" in message
+
+
+def test_results_json_reads_back_as_written(finished_run_dir):
+    written = json.loads(Path(finished_run_dir, "results.json").read_text(encoding="utf-8"))
+    results = read_results(finished_run_dir)
+    assert written.items() <= results.to_json().items() and RunResults.from_json(results.to_json()) == results
+    assert results.test_accuracy == written["test_accuracy"] and results.best_epoch == written["best_epoch"]
+
+
+def test_an_older_results_json_reads_with_what_it_has(tmp_path):
+    # a file of an older version: the test scores alone; entries it lacks are None (the accuracies the splits')
+    Path(tmp_path, "results.json").write_text(json.dumps({"test": {"accuracy": 0.25}, "note": "kept"}))
+    results = read_results(str(tmp_path))
+    assert (results.test_accuracy, results.dev_accuracy, results.best_epoch, results.history) == (0.25, None, None, [])
+    assert results.to_json()["note"] == "kept"  # an entry this version does not know is written back
+    assert read_results(str(tmp_path / "none")) is None
 
 
 TRAIN_ARGS = ["--model", "bowman_lstm", "--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "8",

@@ -119,7 +119,7 @@ def main(argv=None, prog="train.py"):
     """Runs `train.py` with `argv` (default `sys.argv[1:]`).
 
     Returns:
-        the dict of `zoo.training.trainer.train(config)`; on a user error, or a fault of the machine (a full or
+        the `TrainOutcome` of `zoo.training.trainer.train(config)`; on a user error, or a fault of the machine (a full or
         read-only disk), prints one line to stderr and exits with status 2; Ctrl-C anywhere prints one line
         saying how to resume and exits with status 130.
     """
@@ -141,8 +141,7 @@ def train_command(args, prog):
         # tf.data datasets of unknown length end each epoch this way; Keras warns every epoch.
         warnings.filterwarnings("ignore", message="Your input ran out of data")
         trained = train(config)
-        results = trained.get("results") or {}
-        note = chance_note({"test": results.get("test_accuracy"), "dev": results.get("dev_accuracy")})
+        note = chance_note({"test": trained.results.test_accuracy, "dev": trained.results.dev_accuracy})
         if note:  # a first run on the shipped sample: say why the accuracy is what it is
             print(note, flush=True)
         return trained

@@ -15,8 +15,8 @@ RUN/
   evaluations/      # evaluate.py reports
   logs/             # TensorBoard
 ```
-This module reads and writes those files; `config.json` (the typed `RunRecord`) and the shape of `results.json`
-are read and written by `zoo.runs.record`.
+This module reads and writes those files; `config.json` (the typed `RunRecord`) is read and written by
+`zoo.runs.record`, `results.json` (the typed `RunResults`) by `zoo.runs.results`.
 """
 
 import dataclasses
@@ -28,8 +28,8 @@ from zoo.errors import TrainError
 from zoo.runs.faults import fault_point
 from zoo.runs.manifest import (BACKUP_DIR, BEST_WEIGHTS_FILE, COVERED, HISTORY_FILE, MANIFEST_FILE, VOCAB_FILE,
                                check_run, recorded, seal)
-from zoo.runs.record import (CONFIG_FILE, CONFIG_REMEDY, RESULTS_FILE, RESULTS_REMEDY, load_record, read_results,
-                             save_record)
+from zoo.runs.record import CONFIG_FILE, CONFIG_REMEDY, load_record, save_record
+from zoo.runs.results import RESULTS_FILE, RESULTS_REMEDY, read_results, save_results
 from zoo.runs.state import (RunState, RunStateError, generation, is_complete, remove_backup, weights_name,
                             weights_readable)
 
@@ -167,7 +167,7 @@ def prepare_run_dir(run_dir, identity, epochs, overwrite=False):
     if finished:
         results = read_results(run_dir)
         trained = old.settings.train.epochs
-        ran = len(results.get("history") or [])
+        ran = len(results.history)
         # A run that trained all its epochs and is asked for more trains further; one that stopped early
         # (its schedule or early stopping) would stop again, so it stays finished.
         return "extend" if epochs > trained and ran >= trained else "finished"
@@ -257,7 +257,7 @@ def finished_run(run_dir, record=None):
                          "keeps no other copy of it: train the run again with --overwrite (the same command gives "
                          "the same results)")
     path = os.path.join(run_dir, HISTORY_FILE)
-    wanted = {"epochs": results.get("history", []), "finished": True}
+    wanted = {"epochs": results.history, "finished": True}
     try:
         whole = read_json(path) == wanted
     except ValueError:
@@ -296,15 +296,15 @@ def start_extension(run_dir, epochs):
     best_path = os.path.join(run_dir, BEST_WEIGHTS_FILE)
     # what it trains further from, as the finished run wrote it (history.json is written again below)
     check_run(run_dir, [CONFIG_FILE, BEST_WEIGHTS_FILE, RESULTS_FILE], expected=load_record(run_dir).manifest)
-    if results.get("best_epoch") is None or not weights_readable(best_path):
+    if results.best_epoch is None or not weights_readable(best_path):
         raise TrainError(f"{run_dir} cannot be trained further: its best weights ({best_path}) cannot be read; "
                          "train the run again with --overwrite and the new --epochs")
-    history = results.get("history", [])
+    history = results.history
     backup = os.path.join(run_dir, BACKUP_DIR)
     shutil.rmtree(backup, ignore_errors=True)  # a stale one, left by a stop after results.json
     state = RunState(backup)
     state.extension = {"from_epoch": len(history), "epochs": int(epochs)}
-    best = state.save_best_copy(best_path, results["best_epoch"])
+    best = state.save_best_copy(best_path, results.best_epoch)
     fault_point("extend:best")
     state.commit(generation(len(history), best["file"], history, best, optimizer=False, start="extension"))
     write_json(os.path.join(run_dir, HISTORY_FILE), {"epochs": history, "finished": False})
@@ -316,8 +316,9 @@ def start_extension(run_dir, epochs):
 
 
 def write_results(run_dir, results):
-    """Writes `results.json` and the manifest that seals it, then deletes what it supersedes (`finish`)."""
-    write_json(os.path.join(run_dir, RESULTS_FILE), results)
+    """Writes `results.json` (a `RunResults`) and the manifest that seals it, then deletes what it supersedes
+    (`finish`)."""
+    save_results(run_dir, results)
     fault_point("results")
     seal(run_dir)
     fault_point("sealed")

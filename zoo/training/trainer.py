@@ -2,8 +2,8 @@
 
 ```python
 import zoo.training
-result = zoo.training.train(model="bowman_lstm", dataset="snli_sample", embeddings="none", epochs=1)
-result["results"]["test"]["accuracy"], result["run_dir"]
+outcome = zoo.training.train(model="bowman_lstm", dataset="snli_sample", embeddings="none", epochs=1)
+outcome.results.test_accuracy, outcome.run_dir, outcome.model
 ```
 
 `train(config)` takes the run's `zoo.training.config.RunConfig`, prepares or resumes the run directory
@@ -32,6 +32,7 @@ from zoo.runs.datasets import length_grid, length_notes, make_model_batches
 from zoo.runs.evaluation import evaluate_examples, format_results
 from zoo.runs.optimizer import build_optimizer
 from zoo.runs.record import load_record, save_record
+from zoo.runs.results import RunResults
 from zoo.training import callbacks as cb
 from zoo.training import compile_cache, inputs
 from zoo.training.callbacks.loss_guard import LossGrowthGuard
@@ -39,10 +40,11 @@ from zoo.training.config import MIXED_PRECISION
 from zoo.training.ensemble import combine_members
 from zoo.training.kernels import gpu_plan
 from zoo.training.model import build_model, copy_weights, parameter_counts
+from zoo.training.outcome import TrainOutcome
 from zoo.training.strategy import configure_cpu_devices, describe, follow_chief, make_strategy, worker_task
 from zoo.training.untrained import new_record
 
-__all__ = ["TrainError", "train"]
+__all__ = ["TrainError", "TrainOutcome", "train"]
 
 
 # Settings ----------------------------------------------------------------------------------------
@@ -67,7 +69,6 @@ def load_init_run(config, tokenizer, recorded=None, committed=False):
         with layout.lock(config.init_from):  # not while another process writes it (trains it further)
             run = load_run(config.init_from)
             run.weights_sha256 = sha256_file(os.path.join(config.init_from, layout.BEST_WEIGHTS_FILE))
-        results = run.results or {}
     except LockedError as error:
         raise TrainError(f"--init-from {config.init_from}: {error}") from None
     except (FileNotFoundError, ValueError) as error:  # CorruptFileError is a ValueError naming the file
@@ -93,7 +94,7 @@ def load_init_run(config, tokenizer, recorded=None, committed=False):
     if old.tokenizer_config != tokenizer.get_config():
         raise TrainError(f"--init-from {config.init_from} tokenized with {old.tokenizer_config}, this run with "
                          f"{tokenizer.get_config()}: keep the preset's lowercase setting")
-    accuracy = results.get("test_accuracy")
+    accuracy = getattr(run.results, "test_accuracy", None)
     print(f"[train] starting from {config.init_from} ({old.model}, {len(run.vocab):,} words, test accuracy "
           f"{'unknown' if accuracy is None else format(accuracy, '.4f')})", flush=True)
     return run
@@ -170,11 +171,11 @@ def attention_pairs(examples, vocab, tokenizer, data, count):
 
 
 def write_test_summaries(logdir, results, step):
-    """Test accuracy scalar and confusion-matrix image in the `test` TensorBoard run."""
+    """Test accuracy scalar and confusion-matrix image in the `test` TensorBoard run (`results`: `RunResults`)."""
     writer = tf.summary.create_file_writer(os.path.join(logdir, "test"))
     with writer.as_default(), tf.summary.record_if(True):
-        tf.summary.scalar("test_accuracy", results["test"]["accuracy"], step=step)
-    cb.write_confusion_image(writer, results["test"]["confusion_matrix"], list(LABELS), "confusion_matrix/test",
+        tf.summary.scalar("test_accuracy", results.test_accuracy, step=step)
+    cb.write_confusion_image(writer, results.test["confusion_matrix"], list(LABELS), "confusion_matrix/test",
                           step, "test")
     writer.close()
 
@@ -191,7 +192,8 @@ def train(config, callbacks=()):
             (`scripts/benchmark_training.py`) or a notifier. They must not change the run's state.
 
     Returns:
-        `{"run_dir", "results", "model", "vocab", "tokenizer", "config"}`.
+        a `zoo.training.outcome.TrainOutcome`: the run directory, its `RunResults` and `RunRecord`, and (for a
+        run trained in this call) the model with its best weights, the vocabulary, tokenizer and word vectors.
 
     Raises:
         TrainError: for a user error (unknown model or setting, data, conflicting run directory).
@@ -256,7 +258,7 @@ def train_in(run_dir, config, strategy, started, extra_callbacks=()):
     if state == "finished" and not rebuild_vocabulary:
         return finished(run_dir, previous)
     if state == "extend":  # (its history from results.json: history.json is written again from it)
-        history = {"epochs": (layout.read_results(run_dir) or {}).get("history") or []}
+        history = {"epochs": layout.read_results(run_dir).history}
         print(f"[train] {run_dir} finished {len(history['epochs'])} epoch(s): training it further, to "
               f"{config.train.epochs}, from its best weights (the optimizer's moments start again; "
               f"its results so far are kept in {layout.PREVIOUS_RESULTS_FILE})", flush=True)
@@ -304,13 +306,12 @@ def train_in(run_dir, config, strategy, started, extra_callbacks=()):
                                    strategy, extra_callbacks)
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
-    results["vocabulary"] = vocabulary_report
-    results["inputs"] = notes
-    results["timing"]["total_seconds"] = time.time() - started
+    results = results.replace(vocabulary=vocabulary_report, inputs=notes,
+                              timing={**results.timing, "total_seconds": time.time() - started})
     layout.write_results(run_dir, results)  # then the backup and earlier results go: only now are results safe
     print(format_results(results), flush=True)
-    return {"run_dir": run_dir, "results": results, "model": model, "vocab": vocab, "tokenizer": tokenizer,
-            "record": record, "embeddings": embeddings}
+    return TrainOutcome(run_dir, results, record, model=model, vocab=vocab, tokenizer=tokenizer,
+                        embeddings=embeddings)
 
 
 def finished(run_dir, record):
@@ -321,7 +322,7 @@ def finished(run_dir, record):
         raise TrainError(str(error)) from None
     print(f"[train] {run_dir} already finished (pass --overwrite to train again)")
     print(format_results(results))
-    return {"run_dir": run_dir, "results": results}
+    return TrainOutcome(run_dir, results, record, trained=False)
 
 
 def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage, state, strategy,
@@ -332,7 +333,7 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     default strategy, which distributes nothing).
 
     Returns:
-        the results dict (written to `results.json` by the caller).
+        the `RunResults` (written to `results.json` by the caller).
     """
     settings = config.settings
     shapes = {"train": ShapeLog(), "validation": ShapeLog()}
@@ -383,20 +384,15 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     dev = evaluate_examples(model, splits["validation"], vocab, tokenizer, settings)
     test = evaluate_examples(model, splits["test"], vocab, tokenizer, settings)
     epochs = history.epochs
-    results = {
-        "model": config.model, "run_dir": run_dir, "test": test, "dev": dev,
-        "test_accuracy": test["accuracy"], "dev_accuracy": dev["accuracy"],
-        "epochs_run": len(epochs), "best_epoch": best_epoch, "history": epochs,
-        "parameters": parameter_counts(model),
-        "embeddings": {"source": config.embeddings, "dim": int(model.embedding_dim), "coverage": coverage,
-                       "tunable_words": model.tunable_words, "num_tunable": int(model.num_tunable)},
-        "labels": list(LABELS),
-        "batch_shapes": {split: sorted(list(s) for s in log.shapes) for split, log in shapes.items()},
-        "timing": {"fit_seconds_this_process": fit_seconds, "eval_seconds": time.time() - eval_started},
-    }
-    loss_report = loss_guard.report()
-    if loss_report is not None:
-        results["loss_growth"] = loss_report
+    results = RunResults(
+        model=config.model, run_dir=run_dir, test=test, dev=dev, epochs_run=len(epochs), best_epoch=best_epoch,
+        history=epochs, parameters=parameter_counts(model),
+        embeddings={"source": config.embeddings, "dim": int(model.embedding_dim), "coverage": coverage,
+                    "tunable_words": model.tunable_words, "num_tunable": int(model.num_tunable)},
+        labels=tuple(LABELS),
+        batch_shapes={split: sorted(list(s) for s in log.shapes) for split, log in shapes.items()},
+        timing={"fit_seconds_this_process": fit_seconds, "eval_seconds": time.time() - eval_started},
+        loss_growth=loss_guard.report())
     write_test_summaries(logdir, results, max(len(epochs) - 1, 0))
     cb.write_hparams_metrics(logdir, results)  # the HParams session shows what results.json reports
     return results
