@@ -472,7 +472,7 @@ def configuration(args, model_name, variant, setting, artifacts, pairs):
     if variant == "torch":
         import zoo
 
-        preset = zoo.get_preset(model_name)["model"]
+        preset = zoo.get_preset(model_name).model
         spec.update(reference=os.path.abspath(args.torch_reference), scripts=os.path.dirname(os.path.abspath(__file__)),
                     vocabulary=args.vocabulary,
                     embedding_dim=args.embedding_dim, hidden_size=preset["hidden_size"],

@@ -63,7 +63,7 @@ def write_split_files(folder, splits):
 def check_model(name, data_dir, work_dir, args):
     """Trains `name` with `zoo.training.train` and returns `{"model", "held_out_accuracy", ...}`."""
     preset = zoo.get_preset(name)
-    overrides = [f"hidden_size={args.hidden_size}"] if args.hidden_size and "hidden_size" in preset["model"] else []
+    overrides = [f"hidden_size={args.hidden_size}"] if args.hidden_size and "hidden_size" in preset.model else []
     overrides += args.overrides
     start = time.time()
     result = zoo.training.train(

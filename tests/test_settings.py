@@ -14,11 +14,12 @@ import pytest
 import zoo
 from tests.support.runs import make_run
 from zoo import registry
+from zoo.errors import ConfigError
 from zoo.registry import get_preset
 from zoo.runs.optimizer import make_optimizer
 from zoo.runs.record import RunFileError, RunRecord, load_record
 from zoo.runs.results import RunResults, read_results
-from zoo.settings import DataSettings, RunSettings, TrainSettings, tunable_words_for
+from zoo.settings import DataSettings, LearningRateDecay, RunSettings, TrainSettings, tunable_words_for
 from zoo.settings.sections import OOV_RULES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,12 +31,12 @@ def test_every_preset_starts_from_the_one_default_of_each_setting():
     train_keys = {f.name for f in dataclasses.fields(TrainSettings)}
     data_keys = {f.name for f in dataclasses.fields(DataSettings)}
     for name in zoo.list_models():
-        preset = get_preset(name)
+        preset = get_preset(name).to_json()
         assert set(preset["train"]) == train_keys and set(preset["data"]) == data_keys, name
-        assert RunSettings.of(preset).to_json() == preset, name  # typed and back: the same preset
+        assert RunSettings.of(preset) == get_preset(name), name  # typed and back: the same preset
     # a setting no registration changes keeps the class's default in every preset
     for key in ("beta_1", "beta_2", "epsilon", "l2"):
-        assert {get_preset(name)["train"][key] for name in zoo.list_models()} == {getattr(TrainSettings, key)}
+        assert {getattr(get_preset(name).train, key) for name in zoo.list_models()} == {getattr(TrainSettings, key)}
 
 
 def test_docs_table_of_defaults_is_the_classes():
@@ -245,3 +246,17 @@ def test_every_command_refuses_a_damaged_run_file_in_one_line(finished_run_dir, 
     assert os.path.join(copy, file) in errors[0] and expected in errors[0], errors
     assert sorted(os.listdir(copy)) == before and not (tmp_path / "export").exists()
     assert not (tmp_path / "comparison").exists()
+
+
+def test_a_preset_is_typed_and_overrides_apply_to_its_sections():
+    preset = get_preset("esim")
+    changed = preset.with_overrides({"hidden_size": 8, "learning_rate": 1e-2, "max_premise_length": None,
+                                     "lr_decay": 0.5})
+    assert (changed.model["hidden_size"], changed.train.learning_rate, changed.data.max_premise_length) == (8, 1e-2, None)
+    assert changed.train.lr_decay == LearningRateDecay(kind="exponential", rate=0.5)
+    assert changed.train.batch_size == preset.train.batch_size and preset.model["hidden_size"] == 300  # a copy
+    assert changed.value("lr_decay") == {"type": "exponential", "rate": 0.5, "every_epochs": 1}
+    with pytest.raises(ConfigError, match="unknown setting 'nosuch'; settings of this model: batch_size"):
+        preset.with_overrides({"nosuch": 1})
+    with pytest.raises(ConfigError, match="batch_size must be a whole number"):
+        preset.with_overrides({"batch_size": 0})

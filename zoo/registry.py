@@ -5,7 +5,7 @@ Example:
 import zoo
 zoo.list_models("rocktaschel*")
 model = zoo.create_model("rocktaschel_wbw", vocabulary_size=1000, embedding_dim=50)
-zoo.get_preset("rocktaschel_wbw")["train"]["learning_rate"]
+zoo.get_preset("rocktaschel_wbw").train.learning_rate
 ```
 Names, presets and specs are answered from the model files' source (`zoo.catalog`, which reads their
 `@register_model(...)` decorators) without importing the files, which import Keras; `create_model` and a
@@ -14,6 +14,7 @@ listed with them.
 """
 
 import copy
+import dataclasses
 import fnmatch
 import functools
 
@@ -137,25 +138,11 @@ def get_spec(name):
 
 
 def get_preset(name):
-    """A copy of the preset of `name`: `{"model": {...}, "train": {...}, "data": {...}}`."""
-    return copy.deepcopy(_spec(name).preset)
-
-
-def apply_overrides(preset, overrides):
-    """Returns a copy of `preset` with `overrides` (`{key: value}`) applied to the section that has each key.
-
-    Raises:
-        ValueError: naming a key that no section has.
-    """
-    preset = copy.deepcopy(preset)
-    for key, value in overrides.items():
-        sections = [s for s in ("model", "train", "data") if key in preset[s]]
-        if not sections:
-            known = sorted(k for s in preset.values() for k in s)
-            raise ValueError(f"unknown setting {key!r}; settings of this model: {', '.join(known)}")
-        for section in sections:
-            preset[section][key] = value
-    return preset
+    """The paper preset of `name`, typed (`zoo.settings.RunSettings`: `.model` the constructor arguments, a
+    copy; `.train`, `.data`); `.to_json()` is the `{"model", "train", "data"}` dict, `.with_overrides({...})`
+    applies `--set` settings."""
+    settings = _spec(name).settings
+    return dataclasses.replace(settings, model=copy.deepcopy(settings.model))
 
 
 def create_model(name, vocabulary_size, embedding_dim=300, tunable_words=None, num_tunable=0,
@@ -172,14 +159,14 @@ def create_model(name, vocabulary_size, embedding_dim=300, tunable_words=None, n
         **overrides: constructor arguments replacing the preset's.
     """
     spec = _spec(name)
-    kwargs = dict(spec.preset["model"])
+    kwargs = dict(spec.settings.model)
     unknown = set(overrides) - set(kwargs) - {"num_classes", "name"}
     if unknown:
         raise ValueError(f"unknown argument(s) {sorted(unknown)} for model {name!r}; "
                          f"its settings: {', '.join(sorted(kwargs))}")
     kwargs.update(overrides)
     if tunable_words is None:
-        tunable_words = tunable_words_for(spec.preset["data"]["oov"])
+        tunable_words = tunable_words_for(spec.settings.data.oov)
     model = spec.model_class(vocabulary_size=vocabulary_size, embedding_dim=embedding_dim,
                              tunable_words=tunable_words, num_tunable=num_tunable, **kwargs)
     if build:

@@ -55,7 +55,7 @@ def make_run(run_dir, model_name, embedding_dim=8, seed=0, **options):
     Returns:
         `run_dir`.
     """
-    small = {k: v for k, v in SMALL.items() if k in zoo.get_preset(model_name)["model"]}
+    small = {k: v for k, v in SMALL.items() if k in zoo.get_preset(model_name).model}
     config = RunConfig.create(model=model_name, dataset="snli_sample", embeddings="none",
                               embedding_dim=embedding_dim, seed=seed, run_dir=str(run_dir),
                               overrides={**small, **options.pop("overrides", {})}, **options)

@@ -215,7 +215,7 @@ def _settings_of(model, preset, name):
     and no model setting the model does not take."""
     section = dict(preset.get("model") or {}) if isinstance(preset.get("model"), dict) else preset.get("model")
     if isinstance(section, dict):
-        known = get_preset(model)["model"]
+        known = get_preset(model).model
         for key, value in LEGACY_MODEL_SETTINGS.items():
             if key in known and key not in section:
                 section[key] = value

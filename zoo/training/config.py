@@ -32,7 +32,7 @@ from zoo.data.embeddings import check_vectors
 from zoo.data.errors import DataUnavailableError
 from zoo.errors import ConfigError
 from zoo.fileio import CorruptFileError
-from zoo.registry import apply_overrides, get_preset
+from zoo.registry import get_preset
 from zoo.runs.layout import default_run_dir
 from zoo.runs.record import load_record
 from zoo.settings import DataSettings, RunSettings, TrainSettings, values
@@ -143,7 +143,7 @@ class RunConfig:
                 raise ConfigError(f"--embedding-dim {dim} does not fit --init-from {init_from}, whose word vectors "
                                   f"are {init_record.embedding_dim}-d: leave --embedding-dim out")
         try:
-            settings = RunSettings.of(apply_overrides(get_preset(model), overrides))
+            settings = get_preset(model).with_overrides(overrides)
         except ValueError as error:  # an unknown model or setting, a value of the wrong kind (ConfigError)
             raise ConfigError(str(error)) from None
         options.setdefault("run_dir", None)
