@@ -260,3 +260,13 @@ def test_a_preset_is_typed_and_overrides_apply_to_its_sections():
         preset.with_overrides({"nosuch": 1})
     with pytest.raises(ConfigError, match="batch_size must be a whole number"):
         preset.with_overrides({"batch_size": 0})
+
+
+def test_what_a_rerun_does_is_a_run_stage(finished_run_dir, tmp_path):
+    from zoo.runs import layout
+    from zoo.runs.stages import RunStage
+
+    record = load_record(finished_run_dir)
+    epochs = record.settings.train.epochs
+    assert layout.prepare_run_dir(finished_run_dir, record.identity(), epochs) is RunStage.FINISHED
+    assert layout.prepare_run_dir(str(tmp_path / "elsewhere"), record.identity(), epochs) is RunStage.NEW

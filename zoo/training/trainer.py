@@ -33,6 +33,7 @@ from zoo.runs.evaluation import evaluate_examples, format_results
 from zoo.runs.optimizer import build_optimizer
 from zoo.runs.record import load_record, save_record
 from zoo.runs.results import RunResults
+from zoo.runs.stages import RunStage
 from zoo.training import callbacks as cb
 from zoo.training import compile_cache, inputs
 from zoo.training.callbacks.loss_guard import LossGrowthGuard
@@ -253,31 +254,31 @@ def train_in(run_dir, config, strategy, started, extra_callbacks=()):
     except ValueError as error:  # another run's settings, a damaged config.json, or a shorter extension (named)
         raise TrainError(str(error)) from None
     vocab_path = os.path.join(run_dir, layout.VOCAB_FILE)
-    previous = None if state == "new" else load_record(run_dir)
-    rebuild_vocabulary = state == "finished" and not os.path.exists(vocab_path)
-    if state == "finished" and not rebuild_vocabulary:
+    previous = None if state is RunStage.NEW else load_record(run_dir)
+    rebuild_vocabulary = state is RunStage.FINISHED and not os.path.exists(vocab_path)
+    if state is RunStage.FINISHED and not rebuild_vocabulary:
         return finished(run_dir, previous)
-    if state == "extend":  # (its history from results.json: history.json is written again from it)
+    if state is RunStage.EXTEND:  # (its history from results.json: history.json is written again from it)
         history = {"epochs": layout.read_results(run_dir).history}
         print(f"[train] {run_dir} finished {len(history['epochs'])} epoch(s): training it further, to "
               f"{config.train.epochs}, from its best weights (the optimizer's moments start again; "
               f"its results so far are kept in {layout.PREVIOUS_RESULTS_FILE})", flush=True)
         layout.start_extension(run_dir, config.train.epochs)  # the state's first generation: the best weights
     os.makedirs(run_dir, exist_ok=True)
-    print(f"[train] run directory {run_dir} ({'resuming' if state != 'new' else 'new run'})", flush=True)
+    print(f"[train] run directory {run_dir} ({'resuming' if state is not RunStage.NEW else 'new run'})", flush=True)
     keras.utils.set_random_seed(config.seed)
     print(f"[train] strategy: {describe(strategy)}; TensorFlow threads: {describe_thread_layout(tf)}", flush=True)
 
     splits, _ = inputs.load_splits(config.source, config.max_train_examples, config.max_eval_examples,
                                    fields=config.fields, labels=config.labels, roles=config.roles)
     tokenizer = Tokenizer(lowercase=config.data.lowercase)
-    committed = state != "new" and layout.current_generation(run_dir) is not None
+    committed = state is not RunStage.NEW and layout.current_generation(run_dir) is not None
     recorded_init = previous.init_from if previous is not None else None
     # --overwrite on a run that committed nothing yet: it starts from the source's weights as they are now
     init_run = load_init_run(config, tokenizer, None if config.overwrite else recorded_init, committed)
     tokens = inputs.tokenize_splits(tokenizer, splits)
     vocab, embeddings, vocabulary_report = inputs.vocabulary_and_vectors(
-        config.embeddings, config.data, run_dir, state != "new", tokenizer, splits, seed=config.seed,
+        config.embeddings, config.data, run_dir, state is not RunStage.NEW, tokenizer, splits, seed=config.seed,
         init_run=init_run, tokens=tokens, random_dim=config.random_vectors_dim)
     if rebuild_vocabulary:  # a finished run whose vocab.txt was deleted: rebuilt, checked, nothing trained
         layout.restore_vocabulary(run_dir, vocab, previous)
@@ -301,7 +302,7 @@ def train_in(run_dir, config, strategy, started, extra_callbacks=()):
         if init_run is not None and not committed:  # the copied weights: epoch 0 of the state, before any epoch
             copy_weights(init_run.model, model)
             layout.commit_start(run_dir, model, init_run.run_dir)
-            state = "resume"
+            state = RunStage.RESUME
         results = fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, embeddings.coverage, state,
                                    strategy, extra_callbacks)
     finally:
