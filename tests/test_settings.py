@@ -270,3 +270,25 @@ def test_what_a_rerun_does_is_a_run_stage(finished_run_dir, tmp_path):
     epochs = record.settings.train.epochs
     assert layout.prepare_run_dir(finished_run_dir, record.identity(), epochs) is RunStage.FINISHED
     assert layout.prepare_run_dir(str(tmp_path / "elsewhere"), record.identity(), epochs) is RunStage.NEW
+
+
+def test_a_model_class_defaults_are_the_preset_of_one_of_its_names():
+    """Architecture sizes have one source: a class's `__init__` defaults are the preset of its base name (each
+    default a setting of its presets equals that preset's value), and `embedding_dim`'s is the papers'."""
+    import inspect
+
+    from zoo.constants import EMBEDDING_DIM
+
+    names_of = {}
+    for name in zoo.list_models():
+        names_of.setdefault(registry.get_spec(name).model_class, []).append(name)
+    for cls, names in names_of.items():
+        presets = {name: get_preset(name).model for name in names}
+        parameters = inspect.signature(cls.__init__).parameters
+        defaults = {k: p.default for k, p in parameters.items() if p.default is not inspect.Parameter.empty
+                    and any(k in preset for preset in presets.values())}
+        disagree = {name: {k: (v, preset[k]) for k, v in defaults.items() if k in preset and preset[k] != v}
+                    for name, preset in presets.items()}
+        assert any(not d for d in disagree.values()), f"{cls.__name__}: (default, preset) {disagree}"
+        if "embedding_dim" in parameters:
+            assert parameters["embedding_dim"].default == EMBEDDING_DIM, cls.__name__

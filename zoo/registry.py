@@ -19,6 +19,7 @@ import fnmatch
 import functools
 
 from zoo.catalog import read_catalog
+from zoo.constants import EMBEDDING_DIM
 from zoo.layers.serializable import KERAS_PACKAGE, serializable  # noqa: F401 (re-exported)
 from zoo.quiet import import_backend
 from zoo.settings import DataSettings, RunSettings, TrainSettings, tunable_words_for
@@ -145,14 +146,14 @@ def get_preset(name):
     return dataclasses.replace(settings, model=copy.deepcopy(settings.model))
 
 
-def create_model(name, vocabulary_size, embedding_dim=300, tunable_words=None, num_tunable=0,
+def create_model(name, vocabulary_size, embedding_dim=EMBEDDING_DIM, tunable_words=None, num_tunable=0,
                  build=True, **overrides):
     """Builds the registered model `name` with its paper preset and `overrides` of model settings.
 
     Args:
         name: a name from `list_models()`.
         vocabulary_size: number of token ids.
-        embedding_dim: word vector size (the papers: 300).
+        embedding_dim: word vector size (the papers': `zoo.constants.EMBEDDING_DIM`).
         tunable_words: `"all"`, `"none"` or `"oov"`; defaults to the paper's choice for the preset's OOV strategy.
         num_tunable: with `"oov"`, the number of tunable rows.
         build: call the model once on a tiny batch so that its weights exist.

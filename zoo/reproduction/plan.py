@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 
+from zoo.constants import EMBEDDING_DIM
 from zoo.comparison.spec import SpecError, SweepSpec, entries_from_flags
 from zoo.reproduction.tables import PaperError, Unit
 
@@ -225,7 +226,7 @@ def departures(paper, row, spec):
     wanted = presets[0].data.embeddings
     vectors = train.get("embeddings") or wanted
     if vectors != wanted:
-        shown = vectors + (f" ({train.get('embedding_dim') or 300}-d, random)" if vectors == "none" else "")
+        shown = vectors + (f" ({train.get('embedding_dim') or EMBEDDING_DIM}-d, random)" if vectors == "none" else "")
         found.append(("word vectors", shown, wanted))
     changed = {key: value[0] for key, value in spec.settings.items()}
     changed.update({key: train[key] for key in ("epochs", "batch_size") if train.get(key) is not None})
