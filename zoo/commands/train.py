@@ -125,8 +125,8 @@ def main(argv=None, prog="train.py"):
     """Runs `train.py` with `argv` (default `sys.argv[1:]`).
 
     Returns:
-        the `TrainOutcome` of `zoo.training.trainer.train(config)`; on a user error, or a fault of the machine (a full or
-        read-only disk), prints one line to stderr and exits with status 2; Ctrl-C anywhere prints one line
+        the `TrainOutcome` of `zoo.training.trainer.train(config)`; on a user error, or a fault of the machine (a
+        full or read-only disk), prints one line to stderr and exits with status 2; Ctrl-C anywhere prints one line
         saying how to resume and exits with status 130.
     """
     args = build_parser(prog).parse_args(argv)

@@ -118,12 +118,14 @@ class RunResults:
         """The `results.json` content (the format the zoo has always written; entries that are None are left
         out, the history is always written)."""
         written = {
-            "model": self.model, "run_dir": self.run_dir, "members": None if self.members is None else list(self.members),
+            "model": self.model, "run_dir": self.run_dir,
+            "members": None if self.members is None else list(self.members),
             "test": self.test, "dev": self.dev, "test_accuracy": self.test_accuracy, "dev_accuracy": self.dev_accuracy,
             "epochs_run": self.epochs_run, "best_epoch": self.best_epoch, "history": list(self.history),
             "parameters": self.parameters, "embeddings": self.embeddings,
             "labels": None if self.labels is None else list(self.labels), "batch_shapes": self.batch_shapes,
-            "timing": self.timing, "vocabulary": self.vocabulary, "inputs": self.inputs, "loss_growth": self.loss_growth}
+            "timing": self.timing, "vocabulary": self.vocabulary, "inputs": self.inputs,
+            "loss_growth": self.loss_growth}
         return {**{k: v for k, v in written.items() if v is not None}, **self.other}
 
 
