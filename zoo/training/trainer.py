@@ -70,6 +70,7 @@ def load_init_run(config, tokenizer, recorded=None, committed=False):
         with layout.lock(config.init_from):  # not while another process writes it (trains it further)
             run = load_run(config.init_from)
             run.weights_sha256 = sha256_file(os.path.join(config.init_from, layout.BEST_WEIGHTS_FILE))
+        results = run.results
     except LockedError as error:
         raise TrainError(f"--init-from {config.init_from}: {error}") from None
     except (FileNotFoundError, ValueError) as error:  # CorruptFileError is a ValueError naming the file
@@ -95,7 +96,7 @@ def load_init_run(config, tokenizer, recorded=None, committed=False):
     if old.tokenizer_config != tokenizer.get_config():
         raise TrainError(f"--init-from {config.init_from} tokenized with {old.tokenizer_config}, this run with "
                          f"{tokenizer.get_config()}: keep the preset's lowercase setting")
-    accuracy = getattr(run.results, "test_accuracy", None)
+    accuracy = None if results is None else results.test_accuracy
     print(f"[train] starting from {config.init_from} ({old.model}, {len(run.vocab):,} words, test accuracy "
           f"{'unknown' if accuracy is None else format(accuracy, '.4f')})", flush=True)
     return run
