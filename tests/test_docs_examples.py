@@ -86,7 +86,7 @@ def run_zoo(command, arguments):
 
 def run_bash(block, folder):
     """Runs a bash block command by command; returns the first failure, or None."""
-    for environment, argv in commands(block.text):
+    for environment, argv, source in commands(block.text):
         line = " ".join(argv)
         zoo = zoo_command(argv)
         if zoo is not None:
@@ -102,7 +102,7 @@ def run_bash(block, folder):
             if status != 0:
                 return f"{line}: exit status {status}"
         elif argv[0] in SHELL:
-            done = subprocess.run(["bash", "-c", line], cwd=folder, capture_output=True, text=True,
+            done = subprocess.run(["bash", "-c", source], cwd=folder, capture_output=True, text=True,
                                   env={**os.environ, **environment})
             if done.returncode:
                 return f"{line}: exit status {done.returncode}: {done.stderr.strip()}"
@@ -116,7 +116,7 @@ def check_bash(block):
     done = subprocess.run(["bash", "-n"], input=block.text, capture_output=True, text=True)
     if done.returncode:
         return f"bash -n: {done.stderr.strip()}"
-    for _, argv in commands(block.text):
+    for _, argv, _ in commands(block.text):
         zoo = zoo_command(argv)
         if zoo is not None and not any("..." in word for word in zoo[1]):
             try:

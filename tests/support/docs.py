@@ -53,8 +53,8 @@ def examples(page):
 
 
 def commands(text):
-    """`(environment, argv)` of every command of a bash block: continuations joined, comments dropped, a line
-    cut at `&&` and `;`, leading `NAME=value` assignments taken apart."""
+    """`(environment, argv, line)` of every command of a bash block: continuations joined, comments dropped, a
+    line cut at `&&` and `;`, leading `NAME=value` assignments taken apart; `line` is the whole source line."""
     found = []
     for line in re.sub(r"\\\n\s*", " ", text).splitlines():
         words = shlex.split(line, comments=True)
@@ -68,7 +68,7 @@ def commands(text):
                 environment[name] = value
                 argv = argv[1:]
             if argv:
-                found.append((environment, argv))
+                found.append((environment, argv, line))
     return found
 
 
