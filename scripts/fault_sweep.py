@@ -25,7 +25,7 @@ power cut would), then runs again:
 
 A step the command never reaches (e.g. `publish` in an epoch without a better dev score) reports `not
 reached`. Every run is tiny (bowman_lstm, hidden size 4, 32 training pairs of the shipped sample); the
-table is what docs/training.md shows.
+table is what docs/resuming.md shows.
 """
 
 import concurrent.futures
