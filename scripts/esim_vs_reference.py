@@ -53,7 +53,7 @@ def zoo_run(data_dir, work_dir, seed, args):
         overrides=[f"hidden_size={args.hidden_size}", "lr_decay=null", f"patience={args.epochs}"], seed=seed,
         run_dir=os.path.join(work_dir, f"esim-seed={seed}"), verbose=0, attention_examples=0, log_every=0,
         compile_cache="none")
-    test = result["results"]["test"]
+    test = result.results.test
     correct = np.frombuffer(test["predictions"].encode(), "uint8") == np.frombuffer(test["gold"].encode(), "uint8")
     return result, correct
 
@@ -63,20 +63,8 @@ def reference_inputs(result, splits, seed, args, path):
     word-vector matrix and which rows train, the dev and test pairs encoded in order (`.npz` at `path`)."""
     from zoo.data.pipeline import encode_pairs
     from zoo.runs.datasets import make_model_batches
-    from zoo.training import inputs
-    from zoo.training.config import RunConfig
 
-    vocab, tokenizer = result["vocab"], result["tokenizer"]
-    run_config = RunConfig.create(model="esim", data_dir=args.data_dir, embeddings=args.embeddings, seed=seed,
-                                  overrides=[f"hidden_size={args.hidden_size}"], run_dir=os.path.join(path + ".run"))
-    loaded = inputs.load_splits(run_config.source, fields=run_config.fields, labels=run_config.labels,
-                                roles=run_config.roles)[0]
-    with tempfile.TemporaryDirectory() as scratch:
-        again, vectors, _ = inputs.vocabulary_and_vectors(run_config.embeddings, run_config.data, scratch, False,
-                                                          tokenizer, loaded, seed=seed)
-    if len(again) != len(vocab):
-        raise SystemExit(f"the vocabulary rebuilt has {len(again)} words, the run's {len(vocab)}")
-    settings = run_config.settings
+    vocab, tokenizer, vectors, settings = result.vocab, result.tokenizer, result.embeddings, result.record.settings
     arrays, count = {}, 0
     dataset = make_model_batches(splits["train"], vocab, tokenizer, settings, shuffle=True, seed=seed)
     for epoch in range(args.epochs):
@@ -212,10 +200,10 @@ def main(argv=None):
             reference = reference_run(inputs_path, seed, args)
             reference_correct.append(np.asarray(reference["test_predictions"]) == gold)
             zoo_correct.append(correct)
-            results = result["results"]
+            results = result.results
             runs.append({"seed": seed, "zoo": {"test_accuracy": float(correct.mean()),
-                                               "best_epoch": results["best_epoch"],
-                                               "losses": [e.get("loss") for e in results["history"]],
+                                               "best_epoch": results.best_epoch,
+                                               "losses": [e.get("loss") for e in results.history],
                                                "seconds": round(zoo_seconds)},
                          "reference": {"test_accuracy": float(reference_correct[-1].mean()),
                                        "best_epoch": reference["best_epoch"],

@@ -132,15 +132,28 @@ def test_export_and_runs_do_not_import_training():
             assert not {t for t in imports(path) if t.startswith("zoo.training")}, name
 
 
-def imports_tensorflow(path, top_level_only=True):
-    """Whether a file imports TensorFlow at module level (or, with `top_level_only=False`, anywhere)."""
+def imports_package(path, package, top_level_only=True):
+    """Whether a file imports `package` (or a module of it) at module level (or, with `top_level_only=False`,
+    anywhere)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in (tree.body if top_level_only else ast.walk(tree)):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
             [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-        if any(n == "tensorflow" or n.startswith("tensorflow.") for n in names):
+        if any(n == package or n.startswith(package + ".") for n in names):
             return True
     return False
+
+
+def imports_tensorflow(path, top_level_only=True):
+    """Whether a file imports TensorFlow at module level (or, with `top_level_only=False`, anywhere)."""
+    return imports_package(path, "tensorflow", top_level_only)
+
+
+def test_argparse_stays_in_the_commands():
+    """Flags, their argparse types and Namespaces belong to `zoo/commands/`; the library below takes values."""
+    importing = sorted(name for name, path in MODULES.items()
+                       if not name.startswith("zoo.commands") and imports_package(path, "argparse", False))
+    assert importing == [], "argparse outside zoo/commands: move the adapter to zoo/commands/parsing.py"
 
 
 # The data floor's TensorFlow-free half (docs/architecture.md): a loader, the vocabulary, word vectors, the

@@ -13,21 +13,46 @@ import argparse
 import os
 import sys
 
+from zoo.errors import ConfigError
 from zoo.fileio import describe_fault
 from zoo.settings import values
 
-COUNT = values.flag(values.count)                                   # examples, epochs, threads, trials: >= 1
-COUNT_OR_ZERO = values.flag(values.count, zero=True)                # >= 0 (0: none / off)
-BATCH_SIZE = values.flag(values.batch_size)
-SEED = values.flag(values.seed)
-SECONDS = values.flag(values.number, parse=float, zero=True)
-PORT = values.flag(values.port)
-PATH_TO_READ = values.flag(values.path_to_read, parse=str)          # a file or a folder that exists
-FILE_TO_READ = values.flag(values.path_to_read, parse=str, want="file")
-FOLDER_TO_READ = values.flag(values.path_to_read, parse=str, want="folder")
-FILE_TO_WRITE = values.flag(values.path_to_write, parse=str, want="file")
-FOLDER_TO_WRITE = values.flag(values.path_to_write, parse=str, want="folder")
-REPORT = values.flag(values.report_path, parse=str)                 # a file, or a folder for the default name
+
+def flag(validator, parse=int, **options):
+    """An argparse `type=` for a `zoo.settings.values` validator: the text parsed by `parse` (int, float or
+    str), then checked; argparse then reports `argument --batch-size: must be ...` (one line, by
+    `CommandParser`, exit status 2).
+
+    Example: `parser.add_argument("--batch-size", type=flag(values.batch_size))`.
+    """
+
+    def convert(text):
+        try:
+            value = parse(text)
+        except ValueError:
+            kind = {int: "a whole number", float: "a number"}.get(parse, "a value")
+            raise argparse.ArgumentTypeError(f"must be {kind}, got {text!r}") from None
+        try:
+            return validator(value, None, **options)
+        except ConfigError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    convert.__name__ = validator.__name__  # argparse names the type in its messages
+    return convert
+
+
+COUNT = flag(values.count)                                   # examples, epochs, threads, trials: >= 1
+COUNT_OR_ZERO = flag(values.count, zero=True)                # >= 0 (0: none / off)
+BATCH_SIZE = flag(values.batch_size)
+SEED = flag(values.seed)
+SECONDS = flag(values.number, parse=float, zero=True)
+PORT = flag(values.port)
+PATH_TO_READ = flag(values.path_to_read, parse=str)          # a file or a folder that exists
+FILE_TO_READ = flag(values.path_to_read, parse=str, want="file")
+FOLDER_TO_READ = flag(values.path_to_read, parse=str, want="folder")
+FILE_TO_WRITE = flag(values.path_to_write, parse=str, want="file")
+FOLDER_TO_WRITE = flag(values.path_to_write, parse=str, want="folder")
+REPORT = flag(values.report_path, parse=str)                 # a file, or a folder for the default name
 
 
 # The flags that name a model, by the kind of model each names (`zoo.runs.kinds`).

@@ -72,14 +72,14 @@ def _group(number, label, members, resamples, seed, confidence, notes):
     kept = [c for c in correct if c is not None]
     test = members[0].test
     entry = {"number": number, "label": label, "model": members[0].model,
-             "runs": [{"run_dir": run.run_dir, "seed": run.seed, "test_accuracy": run.results.get("test_accuracy"),
-                       "dev_accuracy": run.results.get("dev_accuracy"), "best_epoch": run.results.get("best_epoch"),
-                       "epochs_run": run.results.get("epochs_run")} for run in members],
+             "runs": [{"run_dir": run.run_dir, "seed": run.seed, "test_accuracy": run.results.test_accuracy,
+                       "dev_accuracy": run.results.dev_accuracy, "best_epoch": run.results.best_epoch,
+                       "epochs_run": run.results.epochs_run} for run in members],
              "examples": test.get("examples"), "items": test.get("items")}
-    entry["test_accuracy"] = statistics.spread([run.results.get("test_accuracy") for run in members])
-    entry["dev_accuracy"] = statistics.spread([run.results.get("dev_accuracy") for run in members])
-    entry["best_epochs"] = [run.results.get("best_epoch") for run in members]
-    labels = members[0].results.get("labels") or list((test.get("per_class_accuracy") or {}).keys())
+    entry["test_accuracy"] = statistics.spread([run.results.test_accuracy for run in members])
+    entry["dev_accuracy"] = statistics.spread([run.results.dev_accuracy for run in members])
+    entry["best_epochs"] = [run.results.best_epoch for run in members]
+    labels = list(members[0].results.labels or ()) or list((test.get("per_class_accuracy") or {}).keys())
     entry["per_class"] = {name: statistics.spread([(run.test.get("per_class_accuracy") or {}).get(name)
                                                    for run in members]) for name in labels}
     if len(kept) != len(members):
@@ -94,7 +94,7 @@ def _group(number, label, members, resamples, seed, confidence, notes):
     entry["test_accuracy"]["interval_method"] = statistics.interval_method(values)
     # seeds and items together: where the mean of many runs and where one more run would fall
     entry["test_accuracy"].update(statistics.run_intervals(
-        [run.results.get("test_accuracy") for run in members], values, confidence))
+        [run.results.test_accuracy for run in members], values, confidence))
     gold = np.frombuffer(test["gold"].encode(), "uint8") - ord("0")
     for index, name in enumerate(labels):
         mask = gold == index
@@ -131,8 +131,8 @@ def _pair(a, b, runs_a, runs_b, resamples, seed, confidence):
         return entry
     entry.update(statistics.paired_bootstrap(a["_values"], b["_values"], resamples, seed, confidence))
     # the test whose unit is the run (seeds and items): what a verdict on A > B rests on
-    entry["runs"] = statistics.run_level_test([run.results.get("test_accuracy") for run in runs_a],
-                                              [run.results.get("test_accuracy") for run in runs_b],
+    entry["runs"] = statistics.run_level_test([run.results.test_accuracy for run in runs_a],
+                                              [run.results.test_accuracy for run in runs_b],
                                               a["_values"], b["_values"], confidence)
     # McNemar's test compares two classifiers: the runs of the two groups, matched by seed (else in order)
     by_seed_b = {run.seed: run for run in runs_b}

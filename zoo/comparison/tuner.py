@@ -187,7 +187,7 @@ class SweepTuner(BaseTuner):
     Args:
         spec: the `SweepSpec`.
         directory: the sweep directory.
-        train: the training function, `train(**options) -> {"results": ...}`.
+        train: the training function, `train(**options) -> TrainOutcome` (its `results` read).
     """
 
     def __init__(self, spec, directory, train=train_run):
@@ -226,8 +226,8 @@ class SweepTuner(BaseTuner):
                 raise FailedTrialError(f"{options['run_dir']}: {error}") from None
             finally:
                 keras.backend.clear_session()  # the next run starts from a clean Keras state
-            dev.append(result["results"]["dev_accuracy"])
-            test.append(result["results"]["test_accuracy"])
+            dev.append(result.results.dev_accuracy)
+            test.append(result.results.test_accuracy)
         metrics = {"dev_accuracy": statistics.fmean(dev), "test_accuracy": statistics.fmean(test)}
         self._metrics[trial.trial_id] = metrics  # a worker's trial object does not get the oracle's copy
         return metrics

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 
+from zoo.constants import EMBEDDING_DIM
 from zoo.comparison.spec import SpecError, SweepSpec, entries_from_flags
 from zoo.reproduction.tables import PaperError, Unit
 
@@ -110,7 +111,7 @@ class ReproductionSpec(SweepSpec):
         name = f"{row.model}-of-{'+'.join(u.name for u in row.units())}-seed={seed}"
         from zoo.registry import get_preset
 
-        known = {key for section in get_preset(row.model).values() for key in section}
+        known = get_preset(row.model).names()
         options = dict(self.train, model=row.model, seed=seed, members=tuple(self.member_runs(row, directory, seed)),
                        overrides={key: value[0] for key, value in self.settings.items() if key in known},
                        run_dir=os.path.join(directory, RUNS_DIR, name))
@@ -216,7 +217,7 @@ def measured_departures(paper, row, runs):
     """How the finished runs of a row depart from the paper, from what they read and trained: the pairs of
     each split actually read against the corpus's (whatever cut them: a folder, a flag), the hidden size,
     and the epochs where the paper states them. `runs`: `[(record, results)]` (config.json's `RunRecord`,
-    results.json as a dict).
+    results.json's `RunResults`).
 
     Returns:
         `[(what, ours, the paper's)]`.
@@ -227,7 +228,7 @@ def measured_departures(paper, row, runs):
     for split, name in SPLIT_NAMES.items():
         if split == "test" or split not in expected:  # the test pairs: the report's own check
             continue
-        read = sorted({((results.get("inputs") or {}).get(split) or {}).get("pairs") for _, results in runs} - {None})
+        read = sorted({((results.inputs or {}).get(split) or {}).get("pairs") for _, results in runs} - {None})
         if read and read != [expected[split]]:
             found.append((name, ", ".join(f"{n:,}" for n in read),
                           f"{expected[split]:,} ({released[split]:,} before pairs without a gold label are dropped)"))
@@ -241,7 +242,7 @@ def measured_departures(paper, row, runs):
         if wanted is not None and used and used != [wanted]:
             found.append(("hidden size", ", ".join(str(u) for u in used), str(wanted)))
     stated = paper.data.get("epochs")
-    trained = sorted({results.get("epochs_run") for _, results in runs} - {None})
+    trained = sorted({results.epochs_run for _, results in runs} - {None})
     if stated is not None and trained and trained != [stated]:
         found.append(("epochs trained", ", ".join(str(t) for t in trained), str(stated)))
     return found
@@ -264,18 +265,17 @@ def departures(paper, row, spec):
             found.append((f"--{cap.replace('_', '-')}", str(train[cap]), "all"))
     models = [unit.model for unit in row.units()]
     presets = [get_preset(model) for model in models]
-    wanted = presets[0]["data"]["embeddings"]
+    wanted = presets[0].data.embeddings
     vectors = train.get("embeddings") or wanted
     if vectors != wanted:
-        shown = vectors + (f" ({train.get('embedding_dim') or 300}-d, random)" if vectors == "none" else "")
+        shown = vectors + (f" ({train.get('embedding_dim') or EMBEDDING_DIM}-d, random)" if vectors == "none" else "")
         found.append(("word vectors", shown, wanted))
     changed = {key: value[0] for key, value in spec.settings.items()}
     changed.update({key: train[key] for key in ("epochs", "batch_size") if train.get(key) is not None})
     for key, value in changed.items():
         name, _, entry = key.partition(".")
         for preset in presets:
-            section = next((s for s in ("model", "train", "data") if name in preset[s]), None)
-            original = preset[section][name] if section else None
+            original = preset.value(name) if name in preset.names() else None
             if entry and isinstance(original, dict):
                 original = original.get(entry)
             if original != value:

@@ -105,7 +105,7 @@ def _row(paper, row, spec, selected, runs, group, results, failures, run_records
                 "test_mean_interval": _percents(accuracy.get("mean_interval")),
                 "test_items_interval": _percents(accuracy.get("interval")),
                 "dev": _percent(group["dev_accuracy"]["mean"]), "train": _percent(_train_accuracy(finished)),
-                "params": (finished[0].get("parameters") or {}).get("without_embeddings")}
+                "params": (finished[0].parameters or {}).get("without_embeddings")}
     entry["measured"] = measured
     reported = row.reported.get("test")
     entry["difference"] = None if reported is None or measured["test"] is None else measured["test"] - reported
@@ -129,15 +129,15 @@ def trained_facts(runs):
     "epochs": [[seed, epochs run, best epoch]], "vocabulary": [sizes], "coverage": [{"types", "tokens"}]}`."""
     facts = {"pairs": {}, "epochs": [], "vocabulary": [], "coverage": []}
     for record, results in runs:
-        for split, notes in (results.get("inputs") or {}).items():
+        for split, notes in (results.inputs or {}).items():
             if isinstance(notes, dict) and notes.get("pairs") is not None:
                 facts["pairs"].setdefault(split, [])
                 if notes["pairs"] not in facts["pairs"][split]:
                     facts["pairs"][split].append(notes["pairs"])
-        facts["epochs"].append([record.seed, results.get("epochs_run"), results.get("best_epoch")])
+        facts["epochs"].append([record.seed, results.epochs_run, results.best_epoch])
         if record.vocabulary_size not in facts["vocabulary"]:
             facts["vocabulary"].append(record.vocabulary_size)
-        coverage = (results.get("embeddings") or {}).get("coverage")
+        coverage = results.coverage
         if coverage and coverage not in facts["coverage"]:
             facts["coverage"].append(coverage)
     return facts
@@ -148,7 +148,7 @@ def _train_accuracy(finished):
     running mean over the epoch, dropout on), or None (an ensemble has no training epochs)."""
     values = []
     for results in finished:
-        chosen = [e for e in results.get("history") or [] if e.get("epoch") == results.get("best_epoch")]
+        chosen = [e for e in results.history if e.get("epoch") == results.best_epoch]
         if chosen and chosen[0].get("accuracy") is not None:
             values.append(chosen[0]["accuracy"])
     return float(np.mean(values)) if values else None

@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow_datasets as tfds
 from absl import logging as absl_logging
 
+from zoo.constants import EMBEDDING_DIM
 from zoo.data import readers
 from zoo.data.corpora import MULTINLI_HOST, by_role, describe, load_corpus
 from zoo.data.snli import DOWNLOAD_HOST as SNLI_HOST
@@ -171,7 +172,7 @@ def tokenize_splits(tokenizer, splits):
 
 
 def vocabulary_and_vectors(embeddings, data, run_dir, resume, tokenizer, splits, seed=0, init_run=None, tokens=None,
-                           random_dim=300):
+                           random_dim=EMBEDDING_DIM):
     """The run's vocabulary and embedding matrix, under the preset's OOV rule.
 
     The vocabulary holds the training words (after those of `init_run`, whose ids are kept), then, with

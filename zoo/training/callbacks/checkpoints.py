@@ -28,6 +28,7 @@ from zoo.errors import TrainError
 from zoo.runs import layout
 from zoo.runs.faults import fault_point
 from zoo.runs.optimizer import build_optimizer
+from zoo.runs.stages import RunStage
 from zoo.runs.state import RunState, best_epoch_of, generation, is_complete, weights_name, weights_readable
 from zoo.training.callbacks.monitor import ReplayingMonitor
 
@@ -106,8 +107,8 @@ class Backup(keras.callbacks.Callback):
         """Brings the model and the callbacks to the run's committed state before `fit`.
 
         Args:
-            how: what `zoo.runs.layout.prepare_run_dir` decided: `"new"`, `"resume"`, `"evaluate"`, or
-                `"extend"` (a finished run trained further, its state just made by
+            how: the `zoo.runs.stages.RunStage` `zoo.runs.layout.prepare_run_dir` decided: `NEW`, `RESUME`,
+                `EVALUATE`, or `EXTEND` (a finished run trained further, its state just made by
                 `zoo.runs.layout.start_extension`: resumed without saying so again).
             epochs: the epochs asked for.
 
@@ -119,7 +120,7 @@ class Backup(keras.callbacks.Callback):
         """
         # what writers killed mid-write left (.best.tmp-PID-*.weights.h5, ...): the run's lock is held
         fileio.clean_stale_temporaries(self.state.run_dir)
-        if how == "new":
+        if how is RunStage.NEW:
             self._start_over()
             return 0
         self.state.load()
@@ -131,7 +132,7 @@ class Backup(keras.callbacks.Callback):
         if self.state.legacy is not None:
             self.state.convert_legacy(self._history_on_disk(), self.best_path, finished=self._history_finished())
         if not self.state.generations:
-            if how == "evaluate":  # a finished run whose results.json was deleted: history.json is whole
+            if how is RunStage.EVALUATE:  # a finished run whose results.json was deleted: history.json is whole
                 self.history.load()
                 return None
             done = self._history_on_disk()
@@ -140,7 +141,7 @@ class Backup(keras.callbacks.Callback):
                       f"1 (the {len(done)} epoch(s) in {layout.HISTORY_FILE} are trained again)", flush=True)
             self._start_over()
             return 0
-        initial = self.restore(quiet=how == "extend")
+        initial = self.restore(quiet=how is RunStage.EXTEND)
         if is_complete(self.state.current, epochs):
             self.history.reset(self.history.epochs, finished=True)
             fault_point("finished")
