@@ -222,7 +222,7 @@ def _bootstrap_p(pair, comparison):
 def seeds_needed(runs):
     """The run-level test's seeds per group to resolve the difference, as printed."""
     if runs["seeds_needed"] is None:
-        return "none would: the item noise alone hides it" if runs["difference"] else "-"
+        return "none would: the items' noise alone keeps the power under 80%" if runs["difference"] else "-"
     return f"{runs['seeds_needed']}" + (" (one group's spread borrowed)" if runs.get("borrowed") else "")
 
 

@@ -199,7 +199,7 @@ def _claim(paper, claim, entries, row_label, comparison):
     if entry["verdict"] == "not resolved" and runs:
         needed = runs["seeds_needed"]
         entry["verdict"] += (f" (about {needed} seeds per row would resolve a difference this large)" if needed else
-                             " (no number of seeds would: the test items' noise alone covers the difference)"
+                             " (no number of seeds would: the test items' noise alone keeps the power under 80%)"
                              if entry["difference"] else "")
     elif not runs:
         entry["verdict"] += " (items only: one seed, its spread unknown)"
