@@ -236,7 +236,7 @@ def measured_departures(paper, row, runs):
         size = str(row.reported.get("size") or "").strip()
         from zoo.registry import get_preset
 
-        preset_size = get_preset(row.model)["model"].get("hidden_size")
+        preset_size = get_preset(row.model).model.get("hidden_size")
         wanted = int(size) if size.isdigit() else preset_size
         used = sorted({record.settings.model.get("hidden_size") for record, _ in runs} - {None})
         if wanted is not None and used and used != [wanted]:
