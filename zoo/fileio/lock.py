@@ -4,6 +4,7 @@ A second process is refused with one line naming the holder; a lock left by a de
 taken over.
 """
 
+import logging
 import contextlib
 import datetime
 import errno
@@ -15,6 +16,8 @@ import sys
 import time
 
 from zoo.fileio.atomic import host, pid_alive
+
+logger = logging.getLogger(__name__)
 
 try:
     import fcntl
@@ -217,8 +220,8 @@ class DirectoryLock:
                 return False
             self._write(fd)
             self._fd, keep = fd, True
-            print(f"[lock] took over the lock of the {self.what} {self.directory}: its holder "
-                  f"{describe_holder(holder)} no longer runs", file=sys.stderr, flush=True)
+            logger.warning(f"[lock] took over the lock of the {self.what} {self.directory}: its holder "
+                           f"{describe_holder(holder)} no longer runs")
             return True
         finally:
             if not keep:

@@ -5,6 +5,7 @@ Chen et al. (2017) train ESIM and the tree model separately and average their pr
 and `export.py` treat it like any other run.
 """
 
+import logging
 import os
 
 from zoo.data.tokenizer import Tokenizer
@@ -15,6 +16,8 @@ from zoo.runs.evaluation import evaluate_examples, format_results
 from zoo.runs.record import RunRecord, save_record
 from zoo.training import inputs
 from zoo.training.model import parameter_counts
+
+logger = logging.getLogger(__name__)
 
 
 def combine_members(config):
@@ -73,5 +76,5 @@ def combine_members(config):
                "epochs_run": 0, "history": [], "parameters": parameter_counts(model)}
     results.update(test_accuracy=results["test"]["accuracy"], dev_accuracy=results["dev"]["accuracy"])
     layout.write_results(run_dir, results)  # sealed by the run's manifest, as a trained run's results
-    print(format_results(results), flush=True)
+    logger.info(format_results(results))
     return {"run_dir": run_dir, "results": results, "model": model, "record": record}
