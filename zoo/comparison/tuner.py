@@ -16,10 +16,10 @@ trials come from `GridOracle`; a search's from KerasTuner's `RandomSearchOracle`
 `BayesianOptimizationOracle` (the objective: the mean dev accuracy of the sample's seeds).
 """
 
-import logging
 import contextlib
 import glob
 import json
+import logging
 import os
 import statistics
 import time

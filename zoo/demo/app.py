@@ -18,8 +18,8 @@ it takes the example's number and returns the pair (and, where a model reads the
 the boxes, then `/predict`'s outputs for it.
 """
 
-import logging
 import html
+import logging
 
 import gradio as gr
 

@@ -4,11 +4,11 @@ A second process is refused with one line naming the holder; a lock left by a de
 taken over.
 """
 
-import logging
 import contextlib
 import datetime
 import errno
 import json
+import logging
 import os
 import secrets
 import shlex
@@ -109,6 +109,7 @@ class DirectoryLock:
                 continue
             self._write(fd)
             self._fd = fd
+            logger.debug(f"[lock] holding the lock of the {self.what} {self.directory} ({self.path})")
             return self
         raise LockedError(f"cannot take the lock {self.path}: it keeps changing (several processes competing "
                           f"for the {self.what}?); try again", {}, self.path)
@@ -125,6 +126,7 @@ class DirectoryLock:
             pass
         finally:
             os.close(fd)  # releases the flock after the file is gone: a waiter then sees no lock at all
+            logger.debug(f"[lock] released the lock of the {self.what} {self.directory}")
 
     def live_holder(self):
         """The record of the live process holding this lock now (not this object), or None: looked at without

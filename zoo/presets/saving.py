@@ -15,10 +15,10 @@ Kill hook for tests: `NLI_ZOO_FAULT_AT=STEP` kills the process (SIGKILL) right a
 `FAULT_STEPS` (and `preset:moved-aside` where there is no atomic exchange).
 """
 
-import logging
 import contextlib
 import datetime
 import importlib.metadata
+import logging
 import os
 import re
 import secrets

@@ -19,8 +19,8 @@ This module reads and writes those files; `config.json` (the typed `RunRecord`) 
 are read and written by `zoo.runs.record`.
 """
 
-import logging
 import dataclasses
+import logging
 import os
 import shutil
 

@@ -42,8 +42,8 @@ is written.
 This module imports nothing of the zoo above `zoo.fileio` and `zoo.errors` (it is below `zoo.runs.layout`).
 """
 
-import logging
 import contextlib
+import logging
 import os
 import shutil
 

@@ -4,9 +4,9 @@ The batches themselves come from `zoo.runs.datasets`, which scoring a finished r
 run is evaluated on exactly the inputs it was trained on.
 """
 
-import logging
 import collections
 import dataclasses
+import logging
 import os
 
 import numpy as np

@@ -13,8 +13,9 @@ model under the distribution strategy (`zoo.training.model`), fits it with the r
 (`zoo.runs.evaluation`). `--members` goes to `zoo.training.ensemble` instead.
 """
 
-import logging
 import contextlib
+import json
+import logging
 import os
 import time
 
@@ -266,6 +267,7 @@ def train_in(run_dir, config, strategy, started, extra_callbacks=()):
         layout.start_extension(run_dir, config.train.epochs)  # the state's first generation: the best weights
     os.makedirs(run_dir, exist_ok=True)
     logger.info(f"[train] run directory {run_dir} ({'resuming' if state != 'new' else 'new run'})")
+    logger.debug(f"[train] configuration: {json.dumps(config.to_json(), sort_keys=True, default=str)}")
     keras.utils.set_random_seed(config.seed)
     logger.info(f"[train] strategy: {describe(strategy)}; TensorFlow threads: {describe_thread_layout(tf)}")
 

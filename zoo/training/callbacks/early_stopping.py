@@ -1,6 +1,7 @@
 """Early stopping that survives a resume."""
 
 import logging
+
 from zoo.training.callbacks.monitor import ReplayingMonitor
 
 logger = logging.getLogger(__name__)

@@ -1,8 +1,8 @@
 """TensorBoard: epoch summaries that are always recorded, images, and the run's hyperparameters."""
 
-import logging
 import io
 import json
+import logging
 import os
 
 import keras
