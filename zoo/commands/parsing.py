@@ -60,16 +60,17 @@ class CommandParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self.fit_verbosity = fit_verbosity
         self.set_defaults(messages=None)
-        self.add_argument("--quiet", action="store_true",
+        said = self.add_argument_group("messages", "what the command prints besides its results")
+        said.add_argument("--quiet", action="store_true",
                           help="print only the zoo's warnings and errors, and no progress bar")
         if fit_verbosity:
-            self.add_argument("--verbose", nargs="?", type=int, choices=(0, 1, 2), default=None, metavar="0|1|2",
+            said.add_argument("--verbose", nargs="?", type=int, choices=(0, 1, 2), default=None, metavar="0|1|2",
                               action=_VerboseOrFit,
                               help="alone: print the zoo's details too; with 0|1|2: Keras fit verbosity, 0 silent, "
                                    "1 progress bar, 2 one line per epoch (default: 1 on a terminal, 2 when the "
                                    "output goes to a file or pipe)")
         else:
-            self.add_argument("--verbose", dest="messages", action="store_const", const="verbose",
+            said.add_argument("--verbose", dest="messages", action="store_const", const="verbose",
                               help="print the zoo's details too")
 
     def parse_args(self, args=None, namespace=None):
