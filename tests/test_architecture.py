@@ -126,6 +126,25 @@ def test_no_module_is_longer_than_450_lines():
     assert long == {}, f"modules over {MAX_MODULE_LINES} lines: split them along their ideas"
 
 
+def print_calls(source):
+    """The lines of `source` that call the builtin `print` (a method or attribute named print, such as
+    `tf.print` in a served graph, and `print(` in a docstring's example are not calls of it)."""
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"]
+
+
+def test_the_library_below_the_commands_speaks_through_logging_not_print():
+    printing = {name: lines for name, path in MODULES.items()
+                if not (name == "zoo.commands" or name.startswith("zoo.commands."))
+                and (lines := print_calls(path.read_text(encoding="utf-8")))}
+    assert printing == {}, "modules below zoo.commands that print: use logging.getLogger(__name__) (lines listed)"
+
+
+def test_the_print_check_sees_every_form():
+    assert print_calls("print('a')\nx = [print(i, end='') for i in y]\n") == [1, 2]
+    assert print_calls('"""print(x)"""\ntf.print(x)\nlogger.info("print(x)")\n') == []
+
+
 def test_export_and_runs_do_not_import_training():
     for name, path in MODULES.items():
         if name.startswith(("zoo.export", "zoo.runs", "zoo.presets")):

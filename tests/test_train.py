@@ -4,13 +4,18 @@ resume after SIGKILL, mirrored strategy on two logical CPUs, bf16 mixed precisio
 Every run is tiny (64 training pairs, hidden size 8, 8-d random vectors, 1-3 epochs).
 """
 
+import contextlib
+import io
 import json
+import logging
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -37,15 +42,40 @@ def run_cli(args, env=None, **kwargs):
                           text=True, env=env, timeout=300, **kwargs)
 
 
+def trained_args(run_dir, *extra):
+    """The command line of `trained` (rerun: a finished run)."""
+    decay = json.dumps({"type": "exponential", "rate": 0.5, "every_epochs": 1})
+    return tiny_args(run_dir, "--epochs", "2", "--log-every", "3", "--set", f"lr_decay={decay}", *extra)
+
+
+class Records(logging.Handler):
+    """Keeps the records it is given."""
+
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    """One in-process tiny run of 2 epochs with a halving learning rate."""
+    """One in-process tiny run of 2 epochs with a halving learning rate; what it printed on stdout and the
+    records of the `zoo` logger are kept as `printed` and `records`."""
     run_dir = tmp_path_factory.mktemp("runs") / "wbw"
-    decay = json.dumps({"type": "exponential", "rate": 0.5, "every_epochs": 1})
     # --log-every 3 does not divide the steps of an epoch: epoch summaries must still be written;
     # --images-every 1: the images of both epochs (the default draws every 5th epoch and the last)
-    return train_script.main(tiny_args(run_dir, "--epochs", "2", "--log-every", "3", "--images-every", "1",
-                                       "--set", f"lr_decay={decay}"))
+    records, printed = Records(), io.StringIO()
+    logging.getLogger("zoo").addHandler(records)
+    try:
+        with contextlib.redirect_stdout(printed):
+            result = train_script.main(trained_args(run_dir, "--images-every", "1"))
+    finally:
+        logging.getLogger("zoo").removeHandler(records)
+    sys.stdout.write(printed.getvalue())
+    # the outcome's fields, what was printed and the log records
+    return types.SimpleNamespace(**vars(result), printed=printed.getvalue(), records=records.records)
 
 
 # Command line and helpers ------------------------------------------------------------------------
@@ -192,11 +222,41 @@ def test_zoo_load_round_trips(trained):
 
 
 def test_rerun_of_finished_run_does_not_train(trained, capsys):
-    result = train_script.main(tiny_args(trained.run_dir, "--epochs", "2", "--log-every", "3", "--set",
-                                         "lr_decay=" + json.dumps({"type": "exponential", "rate": 0.5,
-                                                                   "every_epochs": 1})))
+    result = train_script.main(trained_args(trained.run_dir))
     assert "already finished" in capsys.readouterr().out
     assert result.results.epochs_run == 2
+
+
+def test_the_command_prints_the_zoos_messages_which_come_through_logging(trained):
+    messages = [line for record in trained.records for line in record.getMessage().splitlines()]
+    said = [line for line in trained.printed.splitlines()
+            if re.match(r"\[(train|data|vocabulary|embeddings)\]", line)]
+    assert {"[train] epoch 1 done", "[train] epoch 2 done"} <= set(said)
+    assert said and all(line in messages for line in said)  # every such line is a record of a `zoo.*` logger
+    assert {record.name for record in trained.records} >= {"zoo.training.trainer", "zoo.training.inputs",
+                                                              "zoo.training.callbacks.epoch_marker"}
+
+
+def test_one_line_silences_a_training_run_and_the_quiet_command_keeps_warnings_only(trained, capsys):
+    from zoo.training.trainer import train
+
+    config = cli.run_config(cli.build_parser().parse_args(trained_args(trained.run_dir)))  # the level: INFO
+    records = Records()
+    logging.getLogger("zoo").addHandler(records)
+    try:
+        train(config)
+        assert any("already finished" in record.getMessage() for record in records.records)
+        capsys.readouterr()
+        records.records.clear()
+        logging.getLogger("zoo").setLevel(logging.ERROR)  # what an application writes to silence the zoo
+        train(config)
+        assert records.records == [] and capsys.readouterr().out == ""
+        train_script.main(trained_args(trained.run_dir, "--quiet"))  # the command sets its level again
+        assert records.records == [] and "[train]" not in capsys.readouterr().out
+        train_script.main(trained_args(trained.run_dir))
+        assert "already finished" in capsys.readouterr().out and records.records
+    finally:
+        logging.getLogger("zoo").removeHandler(records)
 
 
 def test_rerun_with_other_settings_is_refused(trained, capsys):

@@ -133,8 +133,6 @@ def build_parser(prog="evaluate.py"):
     parser.add_argument("--output", default=None, type=REPORT,
                         help="the JSON file to write, or a folder to write it into under its default name "
                              "(default RUN/evaluations/NAME.json, beside the run or the SavedModel)")
-    parser.add_argument("--quiet", action="store_true",
-                        help="no progress output (default: a progress bar on a terminal, one line otherwise)")
     add_diagnostics_options(parser)
     return parser
 

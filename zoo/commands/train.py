@@ -10,7 +10,7 @@ import warnings
 
 from zoo.commands.options import add_corpus_options
 from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, PATH_TO_READ,
-                                  SECONDS, SEED, CommandParser, guarded)
+                                  MESSAGE_OPTIONS, SECONDS, SEED, CommandParser, guarded)
 from zoo.constants import EMBEDDING_DIM
 from zoo.errors import TrainError, TrainInterrupted
 from zoo.quiet import import_tensorflow
@@ -29,7 +29,7 @@ def build_parser(prog="train.py"):
         an `argparse.ArgumentParser`.
     """
     parser = CommandParser(
-        prog=prog,
+        prog=prog, fit_verbosity=True,
         description="Train an nli-zoo model on SNLI with its paper preset. Rerun the same command to "
                     "resume an interrupted run.")
     parser.add_argument("--model", required=True, help="registered model name (see zoo.list_models())")
@@ -106,9 +106,6 @@ def build_parser(prog="train.py"):
     parser.add_argument("--no-bucket", action="store_true",
                         help="batch pairs in data order instead of bucketing them by length")
     parser.add_argument("--no-shuffle", action="store_true", help="do not shuffle the training set")
-    parser.add_argument("--verbose", type=int, choices=(0, 1, 2), default=None,
-                        help="Keras fit verbosity: 0 silent, 1 progress bar, 2 one line per epoch (default: 1 on "
-                             "a terminal, 2 when the output goes to a file or pipe)")
     # Development and test hooks, hidden from --help.
     parser.add_argument("--cpu-devices", type=COUNT, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--pause-after-epoch", type=SECONDS, default=DEFAULTS["pause_after_epoch"],
@@ -118,7 +115,7 @@ def build_parser(prog="train.py"):
 
 def run_config(args):
     """The run's `RunConfig` from the parsed command line (validated: a `ConfigError` names the option)."""
-    return RunConfig.from_options(**vars(args))
+    return RunConfig.from_options(**{k: v for k, v in vars(args).items() if k not in MESSAGE_OPTIONS})
 
 
 def main(argv=None, prog="train.py"):

@@ -20,6 +20,7 @@ This module reads and writes those files; `config.json` (the typed `RunRecord`) 
 """
 
 import dataclasses
+import logging
 import os
 import shutil
 
@@ -33,6 +34,8 @@ from zoo.runs.results import RESULTS_FILE, RESULTS_REMEDY, read_results, save_re
 from zoo.runs.stages import RunStage
 from zoo.runs.state import (RunState, RunStateError, generation, is_complete, remove_backup, weights_name,
                             weights_readable)
+
+logger = logging.getLogger(__name__)
 
 PREVIOUS_RESULTS_FILE = "results.previous.json"  # a finished run's results while it trains further
 LOGS_DIR = "logs"
@@ -154,8 +157,8 @@ def prepare_run_dir(run_dir, identity, epochs, overwrite=False):
     differences = config_differences(old.identity(), identity)
     finished = os.path.exists(os.path.join(run_dir, RESULTS_FILE))
     if differences and not overwrite and not finished and never_trained(run_dir):
-        print(f"[train] {run_dir} held a run with other settings ({'; '.join(differences)}) that never finished an "
-              "epoch: starting it again with these settings", flush=True)
+        logger.warning(f"[train] {run_dir} held a run with other settings ({'; '.join(differences)}) that never "
+                       "finished an epoch: starting it again with these settings")
         clear_run_dir(run_dir)
         return RunStage.NEW
     if differences or (finished and overwrite):
@@ -217,8 +220,8 @@ def extension_state(run_dir, state, epochs, record):
             settings = record.settings.replace(train={"epochs": start})  # the finished run's, as it was
             save_record(run_dir, dataclasses.replace(record, settings=settings))
             os.replace(os.path.join(run_dir, PREVIOUS_RESULTS_FILE), os.path.join(run_dir, RESULTS_FILE))
-            print(f"[train] {run_dir}: the training further to {target} epochs had not finished an epoch: its "
-                  f"{start}-epoch results are back in {RESULTS_FILE}", flush=True)
+            logger.warning(f"[train] {run_dir}: the training further to {target} epochs had not finished an epoch: its "
+                           f"{start}-epoch results are back in {RESULTS_FILE}")
             return RunStage.FINISHED
         return None
     if epochs < target:
@@ -265,7 +268,7 @@ def finished_run(run_dir, record=None):
         whole = False
     if not whole:
         write_json(path, wanted)
-        print(f"[train] {path} written again from {RESULTS_FILE}", flush=True)
+        logger.info(f"[train] {path} written again from {RESULTS_FILE}")
     try:
         listed = stopped or check_run(run_dir, [HISTORY_FILE], expected=record is not None and record.manifest)
     except fileio.ManifestError:
@@ -275,8 +278,7 @@ def finished_run(run_dir, record=None):
         fault_point("sealed")
     if stopped:
         finish(run_dir)
-        print(f"[train] removed what a stop after writing {RESULTS_FILE} left (backup/, {PREVIOUS_RESULTS_FILE})",
-              flush=True)
+        logger.info(f"[train] removed what a stop after writing {RESULTS_FILE} left (backup/, {PREVIOUS_RESULTS_FILE})")
     return results
 
 
@@ -354,7 +356,7 @@ def restore_vocabulary(run_dir, vocab, record):
                                    "vectors changed since; put the run's vocab.txt back, or train the run again with "
                                    "--overwrite", path, VOCAB_FILE)
     os.replace(tmp, path)
-    print(f"[train] {path} rebuilt from the data (its SHA-256 is the one {MANIFEST_FILE} records)", flush=True)
+    logger.info(f"[train] {path} rebuilt from the data (its SHA-256 is the one {MANIFEST_FILE} records)")
 
 
 def commit_start(run_dir, model, source):
@@ -368,7 +370,7 @@ def commit_start(run_dir, model, source):
     save_weights(model, state.path(weights_name(0)))
     fault_point("weights", 0)
     state.commit(generation(0, weights_name(0), [], None, optimizer=False, start="init_from"))
-    print(f"[train] the weights of {source} are epoch 0 of {state.backup_dir}: a rerun starts from them", flush=True)
+    logger.info(f"[train] the weights of {source} are epoch 0 of {state.backup_dir}: a rerun starts from them")
 
 
 def current_generation(run_dir):

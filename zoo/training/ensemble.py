@@ -5,6 +5,7 @@ Chen et al. (2017) train ESIM and the tree model separately and average their pr
 and `export.py` treat it like any other run.
 """
 
+import logging
 import os
 
 from zoo.data.tokenizer import Tokenizer
@@ -17,6 +18,8 @@ from zoo.runs.results import RunResults
 from zoo.training import inputs
 from zoo.training.model import parameter_counts
 from zoo.training.outcome import TrainOutcome
+
+logger = logging.getLogger(__name__)
 
 
 def combine_members(config):
@@ -75,5 +78,5 @@ def combine_members(config):
         test=evaluate_examples(model, splits["test"], tree_run.vocab, tokenizer, config.settings),
         epochs_run=0, history=[], parameters=parameter_counts(model))
     layout.write_results(run_dir, results)  # sealed by the run's manifest, as a trained run's results
-    print(format_results(results), flush=True)
+    logger.info(format_results(results))
     return TrainOutcome(run_dir, results, record, model=model)

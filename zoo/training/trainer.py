@@ -14,6 +14,8 @@ model under the distribution strategy (`zoo.training.model`), fits it with the r
 """
 
 import contextlib
+import json
+import logging
 import os
 import time
 
@@ -44,6 +46,8 @@ from zoo.training.model import build_model, copy_weights, parameter_counts
 from zoo.training.outcome import TrainOutcome
 from zoo.training.strategy import configure_cpu_devices, describe, follow_chief, make_strategy, worker_task
 from zoo.training.untrained import new_record
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["TrainError", "TrainOutcome", "train"]
 
@@ -97,8 +101,8 @@ def load_init_run(config, tokenizer, recorded=None, committed=False):
         raise TrainError(f"--init-from {config.init_from} tokenized with {old.tokenizer_config}, this run with "
                          f"{tokenizer.get_config()}: keep the preset's lowercase setting")
     accuracy = None if results is None else results.test_accuracy
-    print(f"[train] starting from {config.init_from} ({old.model}, {len(run.vocab):,} words, test accuracy "
-          f"{'unknown' if accuracy is None else format(accuracy, '.4f')})", flush=True)
+    logger.info(f"[train] starting from {config.init_from} ({old.model}, {len(run.vocab):,} words, test accuracy "
+                f"{'unknown' if accuracy is None else format(accuracy, '.4f')})")
     return run
 
 
@@ -261,14 +265,15 @@ def train_in(run_dir, config, strategy, started, extra_callbacks=()):
         return finished(run_dir, previous)
     if state is RunStage.EXTEND:  # (its history from results.json: history.json is written again from it)
         history = {"epochs": layout.read_results(run_dir).history}
-        print(f"[train] {run_dir} finished {len(history['epochs'])} epoch(s): training it further, to "
-              f"{config.train.epochs}, from its best weights (the optimizer's moments start again; "
-              f"its results so far are kept in {layout.PREVIOUS_RESULTS_FILE})", flush=True)
+        logger.info(f"[train] {run_dir} finished {len(history['epochs'])} epoch(s): training it further, to "
+                    f"{config.train.epochs}, from its best weights (the optimizer's moments start again; "
+                    f"its results so far are kept in {layout.PREVIOUS_RESULTS_FILE})")
         layout.start_extension(run_dir, config.train.epochs)  # the state's first generation: the best weights
     os.makedirs(run_dir, exist_ok=True)
-    print(f"[train] run directory {run_dir} ({'resuming' if state is not RunStage.NEW else 'new run'})", flush=True)
+    logger.info(f"[train] run directory {run_dir} ({'resuming' if state is not RunStage.NEW else 'new run'})")
+    logger.debug(f"[train] configuration: {json.dumps(config.to_json(), sort_keys=True, default=str)}")
     keras.utils.set_random_seed(config.seed)
-    print(f"[train] strategy: {describe(strategy)}; TensorFlow threads: {describe_thread_layout(tf)}", flush=True)
+    logger.info(f"[train] strategy: {describe(strategy)}; TensorFlow threads: {describe_thread_layout(tf)}")
 
     splits, _ = inputs.load_splits(config.source, config.max_train_examples, config.max_eval_examples,
                                    fields=config.fields, labels=config.labels, roles=config.roles)
@@ -311,7 +316,7 @@ def train_in(run_dir, config, strategy, started, extra_callbacks=()):
     results = results.replace(vocabulary=vocabulary_report, inputs=notes,
                               timing={**results.timing, "total_seconds": time.time() - started})
     layout.write_results(run_dir, results)  # then the backup and earlier results go: only now are results safe
-    print(format_results(results), flush=True)
+    logger.info(format_results(results))
     return TrainOutcome(run_dir, results, record, model=model, vocab=vocab, tokenizer=tokenizer,
                         embeddings=embeddings)
 
@@ -322,8 +327,8 @@ def finished(run_dir, record):
         results = layout.finished_run(run_dir, record)
     except ValueError as error:  # a file that is not the run's (ManifestError), named with its remedy
         raise TrainError(str(error)) from None
-    print(f"[train] {run_dir} already finished (pass --overwrite to train again)")
-    print(format_results(results))
+    logger.info(f"[train] {run_dir} already finished (pass --overwrite to train again)")
+    logger.info(format_results(results))
     return TrainOutcome(run_dir, results, record, trained=False)
 
 
@@ -346,8 +351,7 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
                                     epoch=randomness.epoch if split == "train" else None)
                 for split in ("train", "validation")}
     grid = length_grid(config.data)
-    print(f"[train] batch shapes: at most {grid.num_cells} ({grid}), batch dimension {config.train.batch_size}",
-          flush=True)
+    logger.info(f"[train] batch shapes: at most {grid.num_cells} ({grid}), batch dimension {config.train.batch_size}")
     chief_logdir = run_dir == config.run_dir
     logdir = (config.logdir if chief_logdir else None) or os.path.join(run_dir, layout.LOGS_DIR)
     dev_subset = datasets["validation"].take(max(1, 2000 // config.train.batch_size))
@@ -363,11 +367,11 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     callbacks += list(extra_callbacks)
     if tf.config.list_logical_devices("GPU"):  # a GPU-only notice: where there is none it says nothing true
         plan = gpu_plan(model, distributed=strategy.num_replicas_in_sync > 1)
-        print(f"[train] XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} "
-              f"LSTM(s) on cuDNN, {len(plan['loops'])} other recurrent loop(s); {plan['why']}", flush=True)
+        logger.info(f"[train] XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} "
+                    f"LSTM(s) on cuDNN, {len(plan['loops'])} other recurrent loop(s); {plan['why']}")
     if model.jit_compile and compile_cache.UNAVAILABLE:
-        print(f"[train] no compilation cache: {compile_cache.UNAVAILABLE['why']}; set NLI_ZOO_CACHE or --compile-cache "
-              "to a writable folder to keep the compiled steps for a rerun", flush=True)
+        logger.warning(f"[train] no compilation cache: {compile_cache.UNAVAILABLE['why']}; set NLI_ZOO_CACHE or "
+                       "--compile-cache to a writable folder to keep the compiled steps for a rerun")
     fit_started = time.time()
     backup.set_model(model)
     with strategy.scope():  # the optimizer's variables, mirrored like the model's
@@ -378,8 +382,8 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     fault_point("started")
     if initial_epoch is not None:
         fit_in_cluster(model, datasets, config, callbacks, initial_epoch, run_dir)
-        print(f"[train] training saw {shapes['train'].describe()}; validation saw "
-              f"{shapes['validation'].describe()}", flush=True)
+        logger.info(f"[train] training saw {shapes['train'].describe()}; validation saw "
+                    f"{shapes['validation'].describe()}")
     fit_seconds = time.time() - fit_started
     best_epoch = backup.load_best()  # the epoch of the weights evaluated, reported as results' best_epoch
     eval_started = time.time()

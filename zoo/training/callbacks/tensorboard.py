@@ -2,12 +2,15 @@
 
 import io
 import json
+import logging
 import os
 
 import keras
 import tensorflow as tf
 
 from zoo.plotting import plot_confusion, pyplot
+
+logger = logging.getLogger(__name__)
 
 
 def figure_to_image(figure):
@@ -144,7 +147,7 @@ def write_hparams_session(logdir, hparams, trial_id):
     try:
         from tensorboard.plugins.hparams import api as hp
     except ImportError:
-        print("[train] the tensorboard package is not installed: hyperparameters not logged", flush=True)
+        logger.warning("[train] the tensorboard package is not installed: hyperparameters not logged")
         return
     import shutil
 
