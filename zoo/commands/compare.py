@@ -22,6 +22,7 @@ from zoo.comparison.report import compare, to_markdown, write
 from zoo.comparison.runs import find_runs
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
+from zoo.runs.targets import check_output
 
 
 def build_parser(prog="nli-zoo compare"):
@@ -70,6 +71,9 @@ def compare_command(args, prog):
         runs, skipped = find_runs(args.runs)
         if not runs:
             raise UserError(f"{' '.join(args.runs)}: no finished run to compare ({len(skipped)} unfinished)")
+        out = args.out or default_out(args.runs)
+        check_output(out, "report", "--out" if args.out else "the default --out",
+                     inputs=[run.run_dir for run in runs] + [path for path in args.runs if os.path.isdir(path)])
         comparison = compare(runs, skipped, pairs=args.pair, resamples=args.resamples, seed=args.seed)
     except (UserError, CorruptFileError) as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
@@ -80,7 +84,7 @@ def compare_command(args, prog):
         from zoo.quiet import import_tensorflow
 
         import_tensorflow()  # its informational start-up lines filtered (zoo.quiet)
-    paths = write(comparison, args.out or default_out(args.runs), tensorboard=not args.no_tensorboard)
+    paths = write(comparison, out, tensorboard=not args.no_tensorboard)
     print(f"\n[compare] written: {paths['markdown']}, {paths['json']}, {paths['chart']}"
           + (f"; TensorBoard: tensorboard --logdir {paths['logs']}" if paths["logs"] else ""))
     return comparison

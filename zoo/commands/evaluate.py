@@ -34,6 +34,7 @@ from zoo.quiet import import_tensorflow
 from zoo.runs import layout
 from zoo.runs.evaluation import chance_note, format_scores
 from zoo.runs.record import load_record
+from zoo.runs.targets import check_output
 from zoo.settings import values
 
 
@@ -167,6 +168,8 @@ def check_request(request):
     """
     kind, path = request.model
     check_model(kind, path)
+    if request.output:  # never onto a file of the model, of the data, or into another kind of folder
+        check_output(request.output, "report", "--output", inputs=report_inputs(request))
     request = request.with_run_data()
     if not request.source and not request.diagnostics.suite:
         raise EvaluateError("say what to score: --dataset or --data-dir (or --suite diagnostics)")
@@ -177,6 +180,12 @@ def check_request(request):
     except (DataUnavailableError, ValueError) as error:
         raise EvaluateError(str(error)) from None
     return request
+
+
+def report_inputs(request):
+    """The files and folders the evaluation reads (the report must land on none of them)."""
+    d = request.diagnostics
+    return [request.data_dir, d.breaking_nli, d.hans, d.snli_hard, d.stress_tests, d.anli, d.hypothesis_only]
 
 
 def progress_verbosity(request):
@@ -286,6 +295,7 @@ def evaluate(request):
     if results:
         name = f"{slug(report['source'])}-{'-'.join(results)}.json"
         output = values.report_file(request.output, name) if request.output else os.path.join(base, "evaluations", name)
+        check_output(output, "report", "--output", inputs=report_inputs(request))
         write_report(output, written, request.run_dir)
         print(f"[evaluate] written to {output}", flush=True)
     return written

@@ -24,6 +24,7 @@ from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
 from zoo.quiet import import_tensorflow
 from zoo.runs.record import load_record
+from zoo.runs.targets import check_output
 
 FORMATS = ("saved_model", "tflite", "preset")
 
@@ -115,6 +116,10 @@ def export(args):
     batch_sizes = parse_batch_sizes(args.allowed_batch_sizes) if args.allowed_batch_sizes else None
     if args.test_data is not None:
         check_source(args.test_data)
+    out = args.out or os.path.join({"saved_model": "models", "tflite": "models", "preset": "presets"}[args.format],
+                                   model_name + ("_tflite" if args.format == "tflite" else ""))
+    # an export replaces only an export of its own format, never the run, its data or another kind of folder
+    check_output(out, args.format, "--out", inputs=[args.run_dir, args.test_data], overwrite=args.overwrite)
     import_tensorflow()  # the arguments checked: TensorFlow now, its notices filtered (zoo.quiet)
     from zoo.export import serving_files
     from zoo.export.saved_model import DEFAULT_CHUNK_SIZE, export_saved_model
@@ -123,15 +128,14 @@ def export(args):
     from zoo.runs import load_run
 
     if args.format == "preset":  # given the folder, it reads the run under the run's lock
-        return export_preset(args.run_dir, args.out or os.path.join("presets", model_name), overwrite=args.overwrite)
+        return export_preset(args.run_dir, out, overwrite=args.overwrite)
     run = load_run(args.run_dir)
     if args.format == "tflite":
-        out = args.out or os.path.join("models", f"{model_name}_tflite")
         examples = None if args.no_accuracy_check else test_examples_of(run, args.test_data)
         return export_tflite(run, out, batch_size=args.tflite_batch_size, overwrite=args.overwrite,
                              max_vocabulary=args.max_vocabulary, quantize=args.quantize, test_examples=examples,
                              log=lambda line: print(f"[export] {line}", flush=True))
-    model_dir = args.out or os.path.join("models", model_name)
+    model_dir = out
     # under the run's lock and the model folder's (one export at a time: versions and models.config are read,
     # then written), built beside its version folder and renamed into place whole
     path = export_saved_model(run, model_dir, args.version, batch_sizes=batch_sizes, base_path=args.base_path,

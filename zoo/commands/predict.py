@@ -32,6 +32,7 @@ from zoo.errors import UserError
 from zoo.fileio import CorruptFileError, atomic_write
 from zoo.quiet import import_tensorflow
 from zoo.runs.evaluation import chance_note
+from zoo.runs.targets import check_output
 
 
 class PredictError(UserError):
@@ -183,6 +184,8 @@ def check_request(request):
         raise PredictError("--num-threads goes with --tflite")
     kind, path = request.model
     check_model(kind, path)
+    if request.output:  # never onto the input, a file of the model, or into another kind of folder
+        check_output(request.output, "report", "--output", inputs=[request.input])
     for option in ("premise", "hypothesis", "premise_parse", "hypothesis_parse"):
         text = getattr(request, option)
         try:

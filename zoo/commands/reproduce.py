@@ -25,6 +25,7 @@ from zoo.comparison.spec import TRAIN_OPTIONS, SpecError
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
 from zoo.quiet import import_tensorflow
+from zoo.runs.targets import check_output
 from zoo.reproduction.estimate import DEFAULT_STEPS
 from zoo.reproduction.tables import load_paper, paper_keys
 
@@ -109,6 +110,9 @@ def reproduce_command(args, prog):
         rows = select_rows(paper, args.rows)
         spec = ReproductionSpec.of(rows, seeds=args.seeds, settings=args.settings, verbose=args.verbose,
                                    **{name: getattr(args, name) for name in TRAIN_OPTIONS})
+        check_output(args.dir, "reproduction", "--dir", inputs=[args.data_dir])
+        if args.out:
+            check_output(args.out, "report", "--out", inputs=[args.data_dir])
         check_sources(spec)
         check_directory(args.dir)
     except (UserError, SpecError) as error:

@@ -23,6 +23,7 @@ from zoo.comparison.spec import SEARCHES, TRAIN_OPTIONS, SpecError, SweepSpec, e
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
 from zoo.quiet import import_tensorflow
+from zoo.runs.targets import check_output
 
 
 def build_parser(prog="nli-zoo sweep"):
@@ -105,6 +106,11 @@ def main(argv=None, prog="nli-zoo sweep"):
 
 def sweep_command(spec, args, prog):
     """Runs the sweep (`main` once the command line is parsed); its errors are one line."""
+    try:  # a sweep replaces no run, export or reproduction, and never its data
+        check_output(args.dir, "sweep", "--dir", inputs=[args.data_dir])
+    except UserError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
     from zoo.comparison.tuner import SweepStopped, run_sweep  # imports KerasTuner, and so TensorFlow: after the filter
 
     try:

@@ -10,9 +10,10 @@ import warnings
 from zoo.commands.options import add_corpus_options
 from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, PATH_TO_READ,
                                   SECONDS, SEED, CommandParser, guarded)
-from zoo.errors import TrainError, TrainInterrupted
+from zoo.errors import TrainError, TrainInterrupted, UserError
 from zoo.quiet import import_tensorflow
 from zoo.runs.evaluation import chance_note
+from zoo.runs.targets import check_output
 from zoo.training import compile_cache
 from zoo.training.config import MIXED_PRECISION, STRATEGIES, RunConfig
 
@@ -133,6 +134,9 @@ def train_command(args, prog):
     """`main` once the command line is parsed."""
     try:
         config = run_config(args)  # validated once, before TensorFlow and before the run directory is touched
+        # a run replaces only a run, never a sweep, an export, its data or the run it starts from
+        check_output(config.run_dir, "run", "--run-dir", overwrite=args.overwrite,
+                     inputs=[args.data_dir, args.init_from, *(args.members or ()), args.embeddings])
         compile_cache.enable(config.compile_cache, backend="tensorflow")  # read when TensorFlow starts
         import_tensorflow()  # its notices filtered (zoo.quiet)
         # Deferred: the training loop imports TensorFlow and Keras.
@@ -146,7 +150,7 @@ def train_command(args, prog):
         if note:  # a first run on the shipped sample: say why the accuracy is what it is
             print(note, flush=True)
         return trained
-    except TrainError as error:
+    except UserError as error:  # TrainError, and a --run-dir it must not write (OutputError)
         interrupted = isinstance(error, TrainInterrupted)
         if interrupted and sys.stdout.isatty():
             print(flush=True)  # ends the progress bar's line: the message stands on its own
