@@ -182,7 +182,11 @@ def prepare_run_dir(run_dir, identity, epochs, overwrite=False):
     except ValueError:
         history = {}
     finished_training = history.get("finished") and os.path.exists(os.path.join(run_dir, BEST_WEIGHTS_FILE))
-    return "evaluate" if finished_training and state.legacy is None else "resume"
+    if finished_training and state.legacy is None:
+        # evaluated and sealed again: only weights the manifest vouches for (never another run's, copied in)
+        check_run(run_dir, [CONFIG_FILE, VOCAB_FILE, BEST_WEIGHTS_FILE], expected=old.manifest)
+        return "evaluate"
+    return "resume"
 
 
 def never_trained(run_dir):
