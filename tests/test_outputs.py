@@ -137,3 +137,63 @@ def test_marks_agree_with_the_writers():
 def test_check_output_refuses_in_one_line(tree):
     with pytest.raises(OutputError, match="never replaced"):
         check_output(tree / "R", "preset", "--out", overwrite=True)
+
+
+# Causes named as they are ------------------------------------------------------------------------------
+def test_a_full_disk_is_the_targets_device_with_its_free_space(tmp_path):
+    from zoo.fileio import describe_fault
+
+    target = tmp_path / "full" / "report.json"
+    line = describe_fault(OSError(28, "No space left on device"), target=target)  # write() names no file
+    assert line.startswith(f"cannot write {target}: no space left on the device of {tmp_path}")
+    assert "free)" in line and os.getcwd() not in line.split(":")[1] or str(tmp_path).startswith(os.getcwd())
+
+
+def test_a_folder_this_user_cannot_write_is_called_read_only(tmp_path, monkeypatch):
+    from zoo.fileio import describe_fault
+
+    monkeypatch.setattr(os, "access", lambda path, mode: False)  # the tests may run as root, who writes anyway
+    line = describe_fault(PermissionError(13, "Permission denied", str(tmp_path / "x.json")))
+    assert f"{tmp_path} is read-only for this user" in line and "permission denied" not in line
+
+
+def test_a_run_without_its_config_is_named_and_never_sent_to_overwrite(tree, monkeypatch, capsys):
+    monkeypatch.chdir(tree)
+    lost = tree / "lost"
+    shutil.copytree(tree / "R", lost)
+    os.remove(lost / "config.json")
+    try:
+        before = snapshot(lost)
+        for argv in (TRAIN + ["--run-dir", "lost"], EVALUATE[:2] + ["lost"] + EVALUATE[3:],
+                     ["export", "--run-dir", "lost", "--format", "preset", "--out", "P"]):
+            with pytest.raises(SystemExit) as stopped:
+                commands.main(argv)
+            err = capsys.readouterr().err.strip()
+            assert stopped.value.code == 2 and len(err.splitlines()) == 1, err
+            assert "lost/config.json is missing" in err and "put the run's config.json back" in err, err
+            assert "--overwrite" not in err, err
+        assert snapshot(lost) == before and not (tree / "P").exists()
+    finally:
+        shutil.rmtree(lost)
+
+
+def test_a_command_holding_the_runs_lock_names_the_damaged_file_not_itself(tree):
+    from zoo.runs import layout
+    from zoo.runs.manifest import check_run
+
+    damaged = tree / "swapped"
+    shutil.copytree(tree / "R", damaged)
+    with open(damaged / "best.weights.h5", "r+b") as f:  # another run's weights, as far as the manifest can tell
+        f.seek(-1, os.SEEK_END)
+        last = f.read(1)
+        f.seek(-1, os.SEEK_END)
+        f.write(bytes([last[0] ^ 1]))
+    try:
+        with layout.lock(damaged):  # as export and --init-from hold it while they read the run
+            with pytest.raises(Exception) as error:
+                check_run(damaged, ["best.weights.h5"], holder=lambda: layout.holder(damaged))
+        text = str(error.value)
+        assert "best.weights.h5 does not match its SHA-256" in text and f"PID {os.getpid()}" not in text
+        assert "being written" not in text
+    finally:
+        shutil.rmtree(damaged)

@@ -60,7 +60,8 @@ def main(argv=None, prog="nli-zoo compare"):
         the comparison (a dict, as comparison.json). A user error prints one line and exits with status 2.
     """
     args = build_parser(prog).parse_args(argv)
-    return guarded(prog, lambda: compare_command(args, prog), hint="write the comparison elsewhere with --out")
+    return guarded(prog, lambda: compare_command(args, prog), hint="write the comparison elsewhere with --out",
+                   target=args.out or default_out(args.runs))
 
 
 def compare_command(args, prog):

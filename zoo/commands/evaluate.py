@@ -143,7 +143,8 @@ def build_parser(prog="evaluate.py"):
 def main(argv=None, prog="evaluate.py"):
     """Runs `evaluate.py` with `argv`; returns the written report (a dict). User errors exit with status 2."""
     request = request_from_args(build_parser(prog).parse_args(argv))
-    return guarded(prog, lambda: evaluate_command(request, prog), hint="write the report elsewhere with --output")
+    return guarded(prog, lambda: evaluate_command(request, prog), hint="write the report elsewhere with --output",
+                   target=request.output or request.run_dir or request.saved_model or request.tflite)
 
 
 def evaluate_command(request, prog):

@@ -152,7 +152,8 @@ def main(argv=None, prog="export.py"):
     """Runs `export.py`; a user error prints one line `export.py: error: ...` and exits with status 2."""
     args = build_parser(prog).parse_args(argv)
     interrupted = "interrupted: the export was being built beside its target, which is untouched; rerun the same command"
-    return guarded(prog, lambda: export_command(args, prog), interrupted, hint="export elsewhere with --out")
+    return guarded(prog, lambda: export_command(args, prog), interrupted, hint="export elsewhere with --out",
+                   target=args.out or ("presets" if args.format == "preset" else "models"))
 
 
 def export_command(args, prog):

@@ -62,7 +62,7 @@ def fail(prog, error, status=2):
 INTERRUPTED = "interrupted: nothing it was writing was left half-written; rerun the same command"
 
 
-def guarded(prog, body, interrupted=INTERRUPTED, hint=None):
+def guarded(prog, body, interrupted=INTERRUPTED, hint=None, target=None):
     """Runs `body()` so that Ctrl-C and the machine's own faults end the command in one line: Ctrl-C prints
     `PROG: INTERRUPTED` and exits with status 130; a full or read-only disk, or a folder without permission,
     prints `PROG: error: ...` naming the path and what to free or change (`zoo.fileio.describe_fault`) and
@@ -73,6 +73,7 @@ def guarded(prog, body, interrupted=INTERRUPTED, hint=None):
         body: the command's work.
         interrupted: the line after Ctrl-C (what was kept, how to go on).
         hint: where else the command can write (e.g. "choose another --out"), said after the remedy.
+        target: what the command writes, named (with its device's free space) when a fault names no path.
 
     Returns:
         what `body()` returns.
@@ -83,7 +84,7 @@ def guarded(prog, body, interrupted=INTERRUPTED, hint=None):
         print(f"{prog}: {interrupted}", file=sys.stderr, flush=True)
         raise SystemExit(130) from None
     except Exception as error:  # OSError, and the errors of libraries that write by path (h5py, TensorFlow)
-        line = describe_fault(error, hint=_cache_hint(error) or hint)
+        line = describe_fault(error, hint=_cache_hint(error) or hint, target=target)
         if line is None:
             raise
         print(f"{prog}: error: {line}", file=sys.stderr, flush=True)

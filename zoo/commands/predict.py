@@ -337,7 +337,8 @@ def main(argv=None, prog="predict.py"):
     """Runs `predict.py`; a user error prints one line `predict.py: error: ...` and exits with status 2. The
     arguments and the files they name are checked before TensorFlow starts (`predict` opens the model last)."""
     request = request_from_args(build_parser(prog).parse_args(argv))
-    return guarded(prog, lambda: predict_command(request, prog), hint="write elsewhere with --output")
+    return guarded(prog, lambda: predict_command(request, prog), hint="write elsewhere with --output",
+                   target=request.output)
 
 
 def predict_command(request, prog):

@@ -89,7 +89,8 @@ def main(argv=None, prog="nli-zoo reproduce"):
     """
     args = build_parser(prog).parse_args(argv)
     interrupted = "interrupted: rerun the same command to resume (the run in progress resumes after its last finished epoch)"
-    return guarded(prog, lambda: reproduce_command(args, prog), interrupted, hint="use another --dir")
+    return guarded(prog, lambda: reproduce_command(args, prog), interrupted, hint="use another --dir",
+                   target=args.dir)
 
 
 def reproduce_command(args, prog):

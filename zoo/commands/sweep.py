@@ -85,7 +85,8 @@ def main(argv=None, prog="nli-zoo sweep"):
     import_tensorflow()  # its notices filtered (zoo.quiet)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # as nli-zoo train
     interrupted = "interrupted: rerun the same command to resume the sweep (the trial in progress resumes after its last finished epoch)"
-    summary = guarded(prog, lambda: sweep_command(spec, args, prog), interrupted, hint="use another --dir")
+    summary = guarded(prog, lambda: sweep_command(spec, args, prog), interrupted, hint="use another --dir",
+                   target=args.dir)
     trials = summary["trials"]
     print(f"[sweep] {args.dir}: {len(trials)} trial(s){' run by this worker' if summary['role'] == 'worker' else ''}")
     for entry in trials:

@@ -26,7 +26,7 @@ import os
 
 from zoo.errors import UserError
 from zoo.runs.kinds import kind_of
-from zoo.runs.manifest import BACKUP_DIR, COVERED, MANIFEST_FILE
+from zoo.runs.layout import KEPT, lost_config
 from zoo.runs.record import CONFIG_FILE
 
 logger = logging.getLogger(__name__)
@@ -37,8 +37,6 @@ logger = logging.getLogger(__name__)
 SWEEP_FILE, TUNER_DIR = "sweep.json", "tuner"
 SWEEPS_DIR, REPORTS_DIR, REPORT_FILE = "sweeps", "reports", "reproduction.json"
 RUNS_DIR, EVALUATIONS_DIR = "runs", "evaluations"
-RUN_MARKS = (MANIFEST_FILE, BACKUP_DIR) + tuple(COVERED)
-WRITTEN_BY_TRAINING = (MANIFEST_FILE, BACKUP_DIR, "best.weights.h5")
 
 # What each kind of folder holds that a command of another kind may write into: {folder kind: {its entry:
 # the kinds written there}} ("*": any other entry; a comparison of a sweep's runs goes in SWEEP/comparison).
@@ -71,11 +69,8 @@ def folder_kind(path):
     model = kind_of(path)
     if model in ("saved_model", "tflite", "preset"):
         return model
-    marks = sum(has(name) for name in RUN_MARKS if name != CONFIG_FILE)
-    if model == "run" or has(CONFIG_FILE) and marks:
-        return "run"
-    if marks >= 2 and any(has(name) for name in WRITTEN_BY_TRAINING):
-        return "run"  # its config.json lost
+    if model == "run" or _run_config(os.path.join(path, CONFIG_FILE)) or lost_config(path):
+        return "run"  # a run stopped after its first write, or one that lost its config.json, included
     for name in _entries(os.path.join(path, SWEEPS_DIR)):
         if os.path.exists(os.path.join(path, SWEEPS_DIR, name, SWEEP_FILE)):
             return "reproduction"
@@ -83,6 +78,16 @@ def folder_kind(path):
         if os.path.exists(os.path.join(path, REPORTS_DIR, name, REPORT_FILE)):
             return "reproduction"
     return None
+
+
+def _run_config(path):
+    """Whether `path` is a run's config.json (a model and a preset), damaged or not: not another tool's."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read(1 << 16)
+    except OSError:
+        return False
+    return '"model"' in text and '"preset"' in text
 
 
 def _entries(folder):
@@ -143,6 +148,10 @@ def check_output(target, writes, option, inputs=(), overwrite=False):
             raise OutputError(f"{option} {shown} holds {given}, an input of this command: choose another path")
         if _inside(real, source) and os.path.isfile(real):
             raise OutputError(f"{option} {shown} is a file of {given}, an input of this command: choose another path")
+    if overwrite and writes != "report" and os.path.isdir(real) and set(os.listdir(real)) - KEPT \
+            and folder_kind(real) is None:  # a folder of other things is never replaced whole
+        raise OutputError(f"{option} {shown} holds {contents(real)}, not {DESCRIBED[writes]}: --overwrite replaces "
+                          "only a thing of the kind written; choose another path")
     # the innermost folder of a known kind that holds the target (or is it)
     folder, below = real, []
     while True:
