@@ -16,7 +16,7 @@ seed. Written as OUT/comparison.md, comparison.json, comparison.png and TensorBo
 import os
 import sys
 
-from zoo.commands.parsing import COUNT, FOLDER_TO_WRITE, SEED, CommandParser, guarded
+from zoo.commands.parsing import FOLDER_TO_WRITE, RESAMPLES, SEED, CommandParser, guarded
 from zoo.comparison import statistics
 from zoo.comparison.report import compare, to_markdown, write
 from zoo.comparison.runs import find_runs
@@ -38,7 +38,7 @@ def build_parser(prog="nli-zoo compare"):
     parser.add_argument("--out", default=None, type=FOLDER_TO_WRITE,
                         help="where to write comparison.md/.json/.png and logs/ (default DIR/comparison for one "
                              "folder of runs, else ./comparison)")
-    parser.add_argument("--resamples", type=COUNT, default=statistics.RESAMPLES,
+    parser.add_argument("--resamples", type=RESAMPLES, default=statistics.RESAMPLES,
                         help=f"bootstrap resamples (default {statistics.RESAMPLES})")
     parser.add_argument("--seed", type=SEED, default=0, help="seed of the bootstrap (default 0)")
     parser.add_argument("--no-tensorboard", action="store_true", help="do not write the TensorBoard summaries")

@@ -16,8 +16,8 @@ See docs/serving.md for the signatures, the TF Serving commands and the request 
 import os
 import sys
 
-from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, CommandParser,
-                                  check_model, guarded)
+from zoo.commands.parsing import (BATCH_SIZE, BATCH_SIZE_OR_ZERO, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ,
+                                  FOLDER_TO_WRITE, CommandParser, check_model, guarded)
 from zoo.data.corpora import check_source
 from zoo.data.errors import DataUnavailableError
 from zoo.errors import UserError
@@ -25,6 +25,7 @@ from zoo.fileio import CorruptFileError
 from zoo.quiet import import_tensorflow
 from zoo.runs.record import load_record
 from zoo.runs.targets import check_output
+from zoo.settings.values import MAX_BATCH_SIZE
 
 FORMATS = ("saved_model", "tflite", "preset")
 
@@ -59,7 +60,7 @@ def build_parser(prog="export.py"):
     serving.add_argument("--chunk-size", type=COUNT_OR_ZERO, default=None, metavar="N",
                          help="serving_default runs larger batches sorted by sentence length in chunks of N pairs, "
                               "each padded to its own longest sentences (default 32; 0: whole batches)")
-    serving.add_argument("--xla-max-batch", type=COUNT_OR_ZERO, default=0, metavar="N",
+    serving.add_argument("--xla-max-batch", type=BATCH_SIZE_OR_ZERO, default=0, metavar="N",
                          help="run serving_default batches of up to N pairs through an XLA-compiled model "
                               "(faster small batches on a CPU; TF Serving needs --xla_cpu_compilation_enabled); "
                               "default 0: never")
@@ -75,6 +76,9 @@ def build_parser(prog="export.py"):
     return parser
 
 
+MAX_ALLOWED_BATCH_SIZES = 64  # TF Serving pads each batch to the next allowed size; a few are the use
+
+
 def parse_batch_sizes(text):
     """`"1,2,4"` -> `(1, 2, 4)`.
 
@@ -85,8 +89,9 @@ def parse_batch_sizes(text):
         sizes = tuple(int(part) for part in text.split(","))
     except ValueError:
         sizes = ()
-    if not sizes or min(sizes) < 1:
-        raise ValueError(f"--allowed-batch-sizes wants positive integers separated by commas, got {text!r}")
+    if not sizes or min(sizes) < 1 or max(sizes) > MAX_BATCH_SIZE or len(sizes) > MAX_ALLOWED_BATCH_SIZES:
+        raise ValueError(f"--allowed-batch-sizes wants up to {MAX_ALLOWED_BATCH_SIZES} whole numbers from 1 to "
+                         f"{MAX_BATCH_SIZE:,} separated by commas, got {text[:80]!r}")
     return sizes
 
 

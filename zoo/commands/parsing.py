@@ -13,14 +13,44 @@ import argparse
 import os
 import sys
 
+from zoo.errors import ConfigError
 from zoo.fileio import describe_fault
 from zoo.settings import values
 
-COUNT = values.flag(values.count)                                   # examples, epochs, threads, trials: >= 1
-COUNT_OR_ZERO = values.flag(values.count, zero=True)                # >= 0 (0: none / off)
+def bounded(maximum, zero=False):
+    """A count flag from 1 (0 with `zero`) to `maximum`: a value above it is one line naming the bound, before
+    anything runs (not minutes of work, or a MemoryError, later)."""
+    return values.flag(values.count, zero=zero, maximum=maximum)
+
+
+# The bounds of the count flags: far above any use, low enough that a mistyped value stops at once.
+MAX_EPOCHS, MAX_EMBEDDING_DIM, MAX_THREADS, MAX_STEPS = 10_000, 10_000, 1_024, 1_000
+MAX_RESAMPLES = 100_000       # a bootstrap of SNLI's test set with these takes about a minute on one core
+MAX_EXAMPLES_SHOWN = 1_000    # --attention-examples
+MAX_SECONDS = 10**7           # --cluster-timeout: about 115 days; above, time.sleep() overflows
+
+COUNT = values.flag(values.count)                                   # examples, ...: 1 to values.MAX_COUNT
+COUNT_OR_ZERO = values.flag(values.count, zero=True)                # 0 to values.MAX_COUNT (0: none / off)
+EPOCHS = bounded(MAX_EPOCHS)
+EMBEDDING_DIM = bounded(MAX_EMBEDDING_DIM)
+THREADS = bounded(MAX_THREADS)
+TRIALS = bounded(values.MAX_TRIALS)
+STEPS = bounded(MAX_STEPS)
+RESAMPLES = bounded(MAX_RESAMPLES)
+EXAMPLES_SHOWN = bounded(MAX_EXAMPLES_SHOWN, zero=True)
 BATCH_SIZE = values.flag(values.batch_size)
+BATCH_SIZE_OR_ZERO = values.flag(values.count, zero=True, maximum=values.MAX_BATCH_SIZE)
 SEED = values.flag(values.seed)
-SECONDS = values.flag(values.number, parse=float, zero=True)
+
+
+def _seconds(value, name=None):
+    seconds = values.number(value, name, zero=True)
+    if seconds > MAX_SECONDS:
+        raise ConfigError(f"must be at most {MAX_SECONDS:,} seconds, got {value!r}")
+    return seconds
+
+
+SECONDS = values.flag(_seconds, parse=float)
 PORT = values.flag(values.port)
 PATH_TO_READ = values.flag(values.path_to_read, parse=str)          # a file or a folder that exists
 FILE_TO_READ = values.flag(values.path_to_read, parse=str, want="file")

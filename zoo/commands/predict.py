@@ -26,7 +26,7 @@ import sys
 from typing import Optional
 
 from zoo.commands.parsing import (BATCH_SIZE, COUNT, FILE_TO_READ, FILE_TO_WRITE, FOLDER_TO_READ, PATH_TO_READ,
-                                  CommandParser, check_model, guarded)
+                                  THREADS, CommandParser, check_model, guarded)
 from zoo.data.trees import TreeFormatError, parse_binary_parse
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError, atomic_write
@@ -102,7 +102,7 @@ def build_parser(prog="predict.py"):
     parser.add_argument("--input", type=FILE_TO_READ, help="a JSON-lines file of {\"premise\": ..., \"hypothesis\": ...}")
     parser.add_argument("--output", type=FILE_TO_WRITE, help="with --input: write the predictions here (default stdout)")
     parser.add_argument("--batch-size", type=BATCH_SIZE, default=256, help="pairs per model call (default 256)")
-    parser.add_argument("--num-threads", type=COUNT, default=None,
+    parser.add_argument("--num-threads", type=THREADS, default=None,
                         help="--tflite: the interpreter's threads (default: LiteRT's)")
     parser.add_argument("--show-attention", action="store_true",
                         help="print the alignment of the pair as a text heatmap")

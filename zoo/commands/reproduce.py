@@ -19,7 +19,7 @@ import sys
 import warnings
 
 from zoo.commands.options import add_train_options
-from zoo.commands.parsing import COUNT, FOLDER_TO_WRITE, SEED, CommandParser, fail, guarded
+from zoo.commands.parsing import FOLDER_TO_WRITE, RESAMPLES, STEPS, SEED, CommandParser, fail, guarded
 from zoo.comparison import statistics
 from zoo.comparison.spec import TRAIN_OPTIONS, SpecError
 from zoo.errors import UserError
@@ -50,10 +50,10 @@ def build_parser(prog="nli-zoo reproduce"):
     parser.add_argument("--dry-run", action="store_true",
                         help="list what would be trained, each run's state, and an epoch's time on this machine "
                              "estimated from a few timed training steps; train nothing")
-    parser.add_argument("--timed-steps", type=COUNT, default=DEFAULT_STEPS,
+    parser.add_argument("--timed-steps", type=STEPS, default=DEFAULT_STEPS,
                         help=f"with --dry-run: training steps timed per model (default {DEFAULT_STEPS})")
     parser.add_argument("--out", default=None, type=FOLDER_TO_WRITE, help="where to write the report (default DIR/reports/PAPER)")
-    parser.add_argument("--resamples", type=COUNT, default=statistics.RESAMPLES,
+    parser.add_argument("--resamples", type=RESAMPLES, default=statistics.RESAMPLES,
                         help=f"bootstrap resamples (default {statistics.RESAMPLES})")
     parser.add_argument("--bootstrap-seed", type=SEED, default=0, help="seed of the bootstrap (default 0)")
     parser.add_argument("--no-tensorboard", action="store_true", help="do not write the TensorBoard summaries")

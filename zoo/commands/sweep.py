@@ -18,7 +18,7 @@ import sys
 import warnings
 
 from zoo.commands.options import add_train_options
-from zoo.commands.parsing import COUNT, FOLDER_TO_WRITE, CommandParser, guarded
+from zoo.commands.parsing import FOLDER_TO_WRITE, TRIALS, CommandParser, guarded
 from zoo.comparison.spec import SEARCHES, TRAIN_OPTIONS, SpecError, SweepSpec, entries_from_flags
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
@@ -48,7 +48,7 @@ def build_parser(prog="nli-zoo sweep"):
                         help="a search dimension: a range (ints: whole numbers; :log samples its logarithm) or "
                              "values, e.g. learning_rate=1e-4:1e-2:log, dropout=0:0.5, hidden_size=100,200, "
                              "lr_decay.wait=1:3")
-    parser.add_argument("--max-trials", type=COUNT, default=None, help="samples of a search (default 10)")
+    parser.add_argument("--max-trials", type=TRIALS, default=None, help="samples of a search (default 10)")
     add_train_options(parser, vectors="each model's paper vectors")
     return parser
 

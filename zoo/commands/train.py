@@ -8,8 +8,9 @@ import sys
 import warnings
 
 from zoo.commands.options import add_corpus_options
-from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, PATH_TO_READ,
-                                  SECONDS, SEED, CommandParser, guarded)
+from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, EMBEDDING_DIM, EPOCHS, EXAMPLES_SHOWN,
+                                  FOLDER_TO_READ, FOLDER_TO_WRITE, PATH_TO_READ, SECONDS, SEED, THREADS, CommandParser,
+                                  guarded)
 from zoo.errors import TrainError, TrainInterrupted, UserError
 from zoo.quiet import import_tensorflow
 from zoo.runs.evaluation import chance_note
@@ -47,9 +48,9 @@ def build_parser(prog="train.py"):
                              "~/.cache/nli-zoo): glove-840b-300d, glove-6b-300d, word2vec-google-news-300, "
                              "fasttext-crawl-300d-2m; a vector file (.txt/.vec/.gz/.zip, word2vec .bin/.bin.gz); "
                              "or 'none' (random vectors, all trainable)")
-    parser.add_argument("--embedding-dim", type=COUNT, default=None,
+    parser.add_argument("--embedding-dim", type=EMBEDDING_DIM, default=None,
                         help="word vector size with --embeddings none (default 300, as in the papers)")
-    parser.add_argument("--epochs", type=COUNT, default=None, help="shortcut for --set epochs=N")
+    parser.add_argument("--epochs", type=EPOCHS, default=None, help="shortcut for --set epochs=N")
     parser.add_argument("--batch-size", type=BATCH_SIZE, default=None, help="shortcut for --set batch_size=B")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a preset setting (model, train or data section); repeatable; "
@@ -87,7 +88,7 @@ def build_parser(prog="train.py"):
     parser.add_argument("--log-every", type=COUNT_OR_ZERO, default=None,
                         help="write batch-level TensorBoard scalars every N steps (0 = per epoch only; default: "
                              "about 20 points per epoch)")
-    parser.add_argument("--attention-examples", type=COUNT_OR_ZERO, default=3,
+    parser.add_argument("--attention-examples", type=EXAMPLES_SHOWN, default=3,
                         help="number of fixed dev pairs whose attention is drawn (0 = none)")
     parser.add_argument("--images-every", type=COUNT_OR_ZERO, default=argparse.SUPPRESS, metavar="N",
                         help="draw the attention and confusion images after every Nth epoch and after the last "
@@ -106,7 +107,7 @@ def build_parser(prog="train.py"):
                         help="Keras fit verbosity: 0 silent, 1 progress bar, 2 one line per epoch (default: 1 on "
                              "a terminal, 2 when the output goes to a file or pipe)")
     # Development and test hooks, hidden from --help.
-    parser.add_argument("--cpu-devices", type=COUNT, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--cpu-devices", type=THREADS, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--pause-after-epoch", type=SECONDS, default=0.0, help=argparse.SUPPRESS)
     return parser
 
