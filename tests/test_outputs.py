@@ -10,11 +10,15 @@ import hashlib
 import logging
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 from zoo import commands
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import fault_sweep  # noqa: E402  (scripts/fault_sweep.py: the table of outputs refused)
 from zoo.runs import targets
 from zoo.runs.targets import OutputError, check_output, folder_kind
 
@@ -25,60 +29,18 @@ SAMPLE = Path(commands.__file__).resolve().parents[1] / "data" / "sample"
 def tree(tmp_path_factory, finished_run_dir):
     """R and R2 (finished runs), D (an SNLI folder), F (pairs), SWEEP (a sweep with one run), REPRO (a
     reproduction), and exports of each format (their marking files only: the check reads names, not models)."""
-    root = tmp_path_factory.mktemp("outputs")
-    shutil.copytree(finished_run_dir, root / "R")
-    shutil.copytree(finished_run_dir, root / "R2")
-    shutil.copytree(SAMPLE, root / "D")
-    (root / "F.jsonl").write_text('{"premise": "A man sleeps .", "hypothesis": "A man is awake ."}\n')
-    (root / "SWEEP" / "runs").mkdir(parents=True)
-    (root / "SWEEP" / "sweep.json").write_text("{}")
-    shutil.copytree(finished_run_dir, root / "SWEEP" / "runs" / "a")
-    (root / "REPRO" / "sweeps" / "p-1").mkdir(parents=True)
-    (root / "REPRO" / "sweeps" / "p-1" / "sweep.json").write_text("{}")
-    (root / "TFLITE").mkdir()
-    (root / "TFLITE" / "model.tflite").write_bytes(b"tflite")
-    (root / "TFLITE" / "tflite.json").write_text("{}")
-    (root / "SERVING" / "1").mkdir(parents=True)
-    (root / "SERVING" / "1" / "saved_model.pb").write_bytes(b"pb")
-    (root / "PRESET").mkdir()
-    (root / "PRESET" / "preprocessor.json").write_text("{}")
-    return root
+    return Path(fault_sweep.outputs_tree(str(tmp_path_factory.mktemp("outputs")), finished_run_dir))
 
 
 def snapshot(root):
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
-            for p in sorted(root.rglob("*")) if not p.name.endswith(".lock")}
+            for p in sorted(Path(root).rglob("*")) if not p.name.endswith(".lock")}
 
 
 EVALUATE = ["evaluate", "--run-dir", "R", "--dataset", "snli_sample"]
-PREDICT = ["predict", "--run-dir", "R", "--input", "F.jsonl"]
 TRAIN = ["train", "--model", "bowman_lstm", "--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim",
          "4", "--epochs", "1"]
-
-# (command line, the words the one line must hold): every row of the table of harms, and one per writer.
-REFUSED = [
-    (EVALUATE + ["--output", "R/results.json"], "a file of"),
-    (PREDICT + ["--output", "R/config.json"], "a file of"),
-    (["evaluate", "--run-dir", "R", "--data-dir", "D", "--output", "D/snli_1.0_test.jsonl"], "input"),
-    (PREDICT + ["--output", "F.jsonl"], "input"),
-    (["export", "--run-dir", "R", "--format", "preset", "--out", "R", "--overwrite"], "input"),
-    (["export", "--run-dir", "R", "--format", "preset", "--out", "R2", "--overwrite"], "a run directory"),
-    (["export", "--run-dir", "R", "--format", "tflite", "--out", "R2", "--overwrite"], "a run directory"),
-    (["export", "--run-dir", "R", "--format", "saved_model", "--out", "TFLITE", "--overwrite"], "a TFLite export"),
-    (["export", "--run-dir", "R", "--format", "tflite", "--out", "SERVING", "--overwrite"], "a SavedModel"),
-    (["export", "--run-dir", "R", "--format", "preset", "--out", "R/presets"], "inside"),
-    (TRAIN + ["--run-dir", "SWEEP", "--overwrite"], "a sweep"),
-    (TRAIN + ["--run-dir", "PRESET"], "a preset"),
-    (TRAIN + ["--run-dir", "R2/logs"], "inside"),
-    (["train", "--model", "bowman_lstm", "--dataset", "snli_sample", "--run-dir", "R2", "--init-from", "R2",
-      "--overwrite"], "input"),
-    (["compare", "R", "R2", "--out", "R2"], "input"),
-    (["compare", "R", "--out", "SERVING/comparison"], "inside"),
-    (["sweep", "--models", "bowman_lstm", "--dir", "R"], "a run directory"),
-    (["sweep", "--models", "bowman_lstm", "--dir", "REPRO"], "a reproduction"),
-    (["reproduce", "rocktaschel2016", "--dir", "SWEEP", "--embeddings", "none"], "a sweep"),
-    (["reproduce", "rocktaschel2016", "--dir", "repro", "--embeddings", "none", "--out", "R"], "a run directory"),
-]
+REFUSED = fault_sweep.OUTPUT_CASES  # (command line, words of the one line): one table for the tests and the sweep
 
 
 @pytest.mark.parametrize("argv, words", REFUSED, ids=[" ".join(a[:1] + a[-3:]) for a, _ in REFUSED])
@@ -197,3 +159,39 @@ def test_a_command_holding_the_runs_lock_names_the_damaged_file_not_itself(tree)
         assert "being written" not in text
     finally:
         shutil.rmtree(damaged)
+
+
+# Bad values of the numeric flags ---------------------------------------------------------------------------
+@pytest.mark.parametrize("command", fault_sweep.COMMANDS)
+def test_every_numeric_flag_refuses_a_huge_or_bad_value_in_one_line(tree, monkeypatch, command, capsys):
+    """The parse-time half of `fault_sweep.py --flags` (no run started): 99999999999, nan and abc are one line
+    naming the flag (the bound, for a count), exit 2; -1 and 0 are one line or taken."""
+    import importlib
+
+    monkeypatch.chdir(tree)
+    module = importlib.import_module(f"zoo.commands.{command}")
+    flags = [f for f in fault_sweep.numeric_flags(command) if f not in fault_sweep.TEXT_COUNTS.get(command, [])]
+    assert flags
+    for flag in flags:
+        for value in fault_sweep.BAD_VALUES:
+            try:
+                module.build_parser().parse_args([*fault_sweep.BASE[command], flag, value])
+            except SystemExit as stopped:
+                err = capsys.readouterr().err.strip()
+                assert stopped.code == 2 and len(err.splitlines()) == 1 and flag in err, (flag, value, err)
+                if value == "99999999999" and "whole number" in err:
+                    assert " to " in err, err  # the bound is named
+                continue
+            assert value in ("-1", "0"), (flag, value, "taken")
+
+
+@pytest.mark.parametrize("argv", [["sweep", "--models", "bowman_lstm", "--seeds", "99999999999", "--dir", "S"],
+                                  ["reproduce", "rocktaschel2016", "--seeds", "99999999999", "--dir", "S"],
+                                  ["export", "--run-dir", "R", "--allowed-batch-sizes", "1,99999999999"]])
+def test_counts_read_as_text_are_bounded_too(tree, monkeypatch, capsys, argv):
+    monkeypatch.chdir(tree)
+    with pytest.raises(SystemExit) as stopped:
+        commands.main(argv)
+    err = capsys.readouterr().err.strip()
+    assert stopped.value.code == 2 and len(err.splitlines()) == 1 and ("1,000" in err or "65,536" in err), err
+    assert not (tree / "S").exists()
