@@ -120,6 +120,7 @@ def reproduce_command(args, prog):
         fail(prog, error)
     import_tensorflow()  # its informational start-up lines filtered (zoo.quiet)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # as nli-zoo train
+    check_inputs(prog, paper, spec, args)  # offline: one line naming the data and vector options, nothing written
     if args.dry_run:
         return dry_run(prog, paper, rows, spec, args)
     from zoo.comparison.tuner import SweepStopped
@@ -149,6 +150,26 @@ def reproduce_command(args, prog):
               "train them again", file=sys.stderr)
         raise SystemExit(1)
     return result
+
+
+def check_inputs(prog, paper, spec, args):
+    """Stops at once, as `nli-zoo train` does, when a unit's corpus or word vectors must be downloaded and
+    cannot be (offline): one line naming the offline options of both, before any folder is made (no failed
+    trials, no `sweeps/`). The vectors are fetched now (once, for every run), or only checked for a dry run."""
+    from zoo.reproduction.plan import SWEEPS_DIR
+    from zoo.training.config import RunConfig
+    from zoo.training.inputs import check_available
+
+    sweep_dir = os.path.join(args.dir, SWEEPS_DIR, spec.sweep_name(paper.key))
+    needed = set()
+    try:
+        for unit in spec.units:
+            config = RunConfig.create(**spec.train_options({"unit": unit.name}, spec.seeds[0], sweep_dir))
+            needed.add((config.embeddings, config.source))
+        for embeddings, source in sorted(needed, key=str):
+            check_available(embeddings, source, fetch=not args.dry_run)
+    except UserError as error:
+        fail(prog, error)
 
 
 def dry_run(prog, paper, rows, spec, args):
