@@ -340,10 +340,10 @@ def numeric_flags(command):
     return found + TEXT_COUNTS.get(command, [])
 
 
-def flag_rows(root, timeout):
-    """Every numeric flag of the eight commands with each of `BAD_VALUES`: never a traceback."""
+def flag_rows(root, timeout, commands=COMMANDS):
+    """Every numeric flag of the eight commands (or of `commands`) with each of `BAD_VALUES`: never a traceback."""
     rows = []
-    for command in COMMANDS:
+    for command in commands:
         for flag in numeric_flags(command):
             for value in BAD_VALUES:
                 done, late = nli_zoo([command, *BASE[command], flag, value], root, timeout)
@@ -376,7 +376,7 @@ def checks(args, root):
     tree = outputs_tree(os.path.join(root, "tree"), run_dir)
     rows, bad = [], 0
     if args.flags:
-        found = flag_rows(tree, args.timeout)
+        found = flag_rows(tree, args.timeout, args.commands)
         bad += sum(row[3] not in ("one line", "ran") for row in found)
         rows += [[f"{c} {f} {v}", o, "-"] for c, f, v, o in found]
     if args.outputs:
@@ -401,6 +401,8 @@ def main(argv=None):
                         help=f"instead: every numeric flag of the eight commands with {', '.join(BAD_VALUES)}")
     parser.add_argument("--outputs", action="store_true",
                         help="instead: outputs onto a run's files, the inputs, and other kinds of folder")
+    parser.add_argument("--commands", nargs="+", choices=COMMANDS, default=list(COMMANDS),
+                        help="with --flags: only these commands")
     parser.add_argument("--timeout", type=float, default=120, help="seconds per case of --flags / --outputs")
     args = parser.parse_args(argv)
     from zoo.quiet import filter_stderr, quiet_environment
