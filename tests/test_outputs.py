@@ -65,6 +65,7 @@ def test_allowed_places(tree):
     assert check_output(tree / "SWEEP" / "comparison", "report", "--out") is None
     assert check_output(tree / "REPRO" / "sweeps" / "p-2", "sweep", "--dir") is None
     assert check_output(tree / "D" / "report.json", "report", "--output", inputs=[tree / "D"]) is None
+    assert check_output(tree, "report", "--out", inputs=[tree / "F.jsonl"]) is None  # reports beside the data
     assert check_output(tree / "elsewhere" / "x.json", "report", "--output") is None
     assert "a run directory" in check_output(tree / "R2", "run", "--run-dir", overwrite=True)
 

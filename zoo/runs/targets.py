@@ -3,8 +3,9 @@ writes, so that no command asked to do one thing destroys what the user keeps.
 
 A target is refused (`OutputError`, one line naming what the path holds, exit 2, `--overwrite` or not) when
 
-- it is one of the command's inputs (a data file, `--input`, the run a model is started from), holds one,
-  or is an existing file inside an input folder (a corpus folder given as `--data-dir`);
+- it is one of the command's inputs (a data file, `--input`, the run a model is started from), is an
+  existing file inside an input folder (a corpus folder given as `--data-dir`), or, for a command that
+  writes a folder whole (a run, a sweep, an export), holds one;
 - it is, or lies inside, a folder of another kind than the command writes: a run directory, a sweep, a
   reproduction, a SavedModel (or TF Serving model folder), a TFLite export or a preset. The exceptions are
   the places each kind keeps what other commands write into it: a report in `evaluations/` of a model
@@ -144,7 +145,7 @@ def check_output(target, writes, option, inputs=(), overwrite=False):
         if real == source:
             raise OutputError(f"{option} {shown} is an input of this command ({contents(source)}): it would be "
                               "overwritten; choose another path")
-        if _inside(source, real):
+        if _inside(source, real) and writes != "report":  # a folder written whole would take it with it
             raise OutputError(f"{option} {shown} holds {given}, an input of this command: choose another path")
         if _inside(real, source) and os.path.isfile(real):
             raise OutputError(f"{option} {shown} is a file of {given}, an input of this command: choose another path")
