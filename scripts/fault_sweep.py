@@ -28,10 +28,9 @@ A step the command never reaches (e.g. `publish` in an epoch without a better de
 reached`. With `--flags`, every numeric flag of the eight commands is given -1, 0, 99999999999, nan and abc
 (`one line` or `ran`, never a traceback); with `--outputs`, each of `OUTPUT_CASES` must be refused in one line
 and leave every file as it was. Every run is tiny (bowman_lstm, hidden size 4, 32 training pairs of the shipped sample); the
-table is what docs/training.md shows.
+table is what docs/resuming.md shows.
 """
 
-import argparse
 import concurrent.futures
 import hashlib
 import json
@@ -42,8 +41,10 @@ import subprocess
 import sys
 import tempfile
 
+from zoo.commands.parsing import CommandParser
+from zoo.runs.results import read_results
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 TINY = ["--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "4", "--max-train-examples", "32",
         "--max-eval-examples", "16", "--set", "hidden_size=4", "--batch-size", "16", "--attention-examples", "0",
@@ -82,15 +83,16 @@ def comparable(run_dir):
     try:
         with open(os.path.join(run_dir, "history.json"), encoding="utf-8") as f:
             history = json.load(f)
-        with open(os.path.join(run_dir, "results.json"), encoding="utf-8") as f:
-            results = json.load(f)
+        results = read_results(run_dir)
         with open(os.path.join(run_dir, "best.weights.h5"), "rb") as f:
             weights = hashlib.sha256(f.read()).hexdigest()
     except (OSError, ValueError):
         return None
+    if results is None:
+        return None
     drop = lambda entries: [{k: v for k, v in e.items() if k != "time"} for e in entries]  # noqa: E731
-    kept = {k: results.get(k) for k in ("test", "dev", "epochs_run", "best_epoch", "parameters", "labels")}
-    kept["history"] = drop(results.get("history", []))
+    kept = {k: getattr(results, k) for k in ("test", "dev", "epochs_run", "best_epoch", "parameters", "labels")}
+    kept["history"] = drop(results.history)
     return {"history": drop(history.get("epochs", [])), "finished": history.get("finished"), "results": kept,
             "weights": weights}
 
@@ -391,7 +393,7 @@ def checks(args, root):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Kill every kind of run at every write step, rerun, compare.")
+    parser = CommandParser(prog="fault_sweep.py", description="Kill every kind of run at every write step, rerun, compare.")
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     parser.add_argument("--steps", nargs="+", default=None, help="only these steps (as NLI_ZOO_FAULT_AT names them)")
     parser.add_argument("--jobs", type=int, default=1, help="cases run at once (each is one process at a time)")

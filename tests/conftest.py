@@ -32,6 +32,7 @@ for _name in ("TF_NUM_INTRAOP_THREADS", "OMP_NUM_THREADS"):
 LONGEST_FIRST = ("test_models.py",            # 368
                  "test_export.py",            # 335
                  "test_reliability_runs.py",  # 148
+                 "test_docs_examples.py",     # 115 (every example of README and docs/, in order)
                  "test_faults.py",            # 124
                  "test_multi_worker.py",      # 102
                  "test_train.py",             # 92
@@ -58,3 +59,13 @@ def finished_run_dir(tmp_path_factory):
     from tests.support.runs import finished_run  # here: importing it imports TensorFlow
 
     return finished_run(str(tmp_path_factory.mktemp("finished") / "bowman_lstm"), "bowman_lstm")
+
+
+@pytest.fixture(autouse=True)
+def zoo_messages():
+    """Every test starts with the zoo's messages printed as the commands print them (INFO, one handler:
+    `zoo.commands.messages`), whatever an earlier test's `--quiet` or `setLevel` left, so that a test of the
+    library reads the lines a command would print."""
+    from zoo.commands.messages import show_messages
+
+    show_messages()

@@ -17,10 +17,34 @@ from zoo.errors import ConfigError
 from zoo.fileio import describe_fault
 from zoo.settings import values
 
+
+def flag(validator, parse=int, **options):
+    """An argparse `type=` for a `zoo.settings.values` validator: the text parsed by `parse` (int, float or
+    str), then checked; argparse then reports `argument --batch-size: must be ...` (one line, by
+    `CommandParser`, exit status 2).
+
+    Example: `parser.add_argument("--batch-size", type=flag(values.batch_size))`.
+    """
+
+    def convert(text):
+        try:
+            value = parse(text)
+        except ValueError:
+            kind = {int: "a whole number", float: "a number"}.get(parse, "a value")
+            raise argparse.ArgumentTypeError(f"must be {kind}, got {text!r}") from None
+        try:
+            return validator(value, None, **options)
+        except ConfigError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    convert.__name__ = validator.__name__  # argparse names the type in its messages
+    return convert
+
+
 def bounded(maximum, zero=False):
     """A count flag from 1 (0 with `zero`) to `maximum`: a value above it is one line naming the bound, before
     anything runs (not minutes of work, or a MemoryError, later)."""
-    return values.flag(values.count, zero=zero, maximum=maximum)
+    return flag(values.count, zero=zero, maximum=maximum)
 
 
 # The bounds of the count flags: far above any use, low enough that a mistyped value stops at once.
@@ -29,8 +53,8 @@ MAX_RESAMPLES = 100_000       # a bootstrap of SNLI's test set with these takes 
 MAX_EXAMPLES_SHOWN = 1_000    # --attention-examples
 MAX_SECONDS = 10**7           # --cluster-timeout: about 115 days; above, time.sleep() overflows
 
-COUNT = values.flag(values.count)                                   # examples, ...: 1 to values.MAX_COUNT
-COUNT_OR_ZERO = values.flag(values.count, zero=True)                # 0 to values.MAX_COUNT (0: none / off)
+COUNT = flag(values.count)                                   # examples, ...: 1 to values.MAX_COUNT
+COUNT_OR_ZERO = flag(values.count, zero=True)                # 0 to values.MAX_COUNT (0: none / off)
 EPOCHS = bounded(MAX_EPOCHS)
 EMBEDDING_DIM = bounded(MAX_EMBEDDING_DIM)
 THREADS = bounded(MAX_THREADS)
@@ -38,9 +62,9 @@ TRIALS = bounded(values.MAX_TRIALS)
 STEPS = bounded(MAX_STEPS)
 RESAMPLES = bounded(MAX_RESAMPLES)
 EXAMPLES_SHOWN = bounded(MAX_EXAMPLES_SHOWN, zero=True)
-BATCH_SIZE = values.flag(values.batch_size)
-BATCH_SIZE_OR_ZERO = values.flag(values.count, zero=True, maximum=values.MAX_BATCH_SIZE)
-SEED = values.flag(values.seed)
+BATCH_SIZE = flag(values.batch_size)
+BATCH_SIZE_OR_ZERO = flag(values.count, zero=True, maximum=values.MAX_BATCH_SIZE)
+SEED = flag(values.seed)
 
 
 def _seconds(value, name=None):
@@ -50,14 +74,14 @@ def _seconds(value, name=None):
     return seconds
 
 
-SECONDS = values.flag(_seconds, parse=float)
-PORT = values.flag(values.port)
-PATH_TO_READ = values.flag(values.path_to_read, parse=str)          # a file or a folder that exists
-FILE_TO_READ = values.flag(values.path_to_read, parse=str, want="file")
-FOLDER_TO_READ = values.flag(values.path_to_read, parse=str, want="folder")
-FILE_TO_WRITE = values.flag(values.path_to_write, parse=str, want="file")
-FOLDER_TO_WRITE = values.flag(values.path_to_write, parse=str, want="folder")
-REPORT = values.flag(values.report_path, parse=str)                 # a file, or a folder for the default name
+SECONDS = flag(_seconds, parse=float)
+PORT = flag(values.port)
+PATH_TO_READ = flag(values.path_to_read, parse=str)          # a file or a folder that exists
+FILE_TO_READ = flag(values.path_to_read, parse=str, want="file")
+FOLDER_TO_READ = flag(values.path_to_read, parse=str, want="folder")
+FILE_TO_WRITE = flag(values.path_to_write, parse=str, want="file")
+FOLDER_TO_WRITE = flag(values.path_to_write, parse=str, want="folder")
+REPORT = flag(values.report_path, parse=str)                 # a file, or a folder for the default name
 
 
 # The flags that name a model, by the kind of model each names (`zoo.runs.kinds`).
@@ -76,10 +100,63 @@ def check_model(kind, path):
 
 class CommandParser(argparse.ArgumentParser):
     """`argparse.ArgumentParser` whose usage errors are one line, `PROG: error: MESSAGE`, exit status 2
-    (`--help` shows the usage)."""
+    (`--help` shows the usage), with the flags every command has: `--quiet` (the zoo's warnings and errors
+    only, and no progress bar) and `--verbose` (its details too). Parsing a command line sets the level of
+    the zoo's messages and prints them from then on (`zoo.commands.messages.show_messages`).
+
+    Args:
+        fit_verbosity: the command trains (train, sweep, reproduce): `--verbose 0|1|2` also takes Keras's
+            `fit` verbosity (`args.verbose`, default None), a bare `--verbose` the details; `--quiet` then
+            means `--verbose 0` where no number is given.
+    """
+
+    def __init__(self, *args, fit_verbosity=False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fit_verbosity = fit_verbosity
+        self.set_defaults(messages=None)
+        said = self.add_argument_group("messages", "what the command prints besides its results")
+        said.add_argument("--quiet", action="store_true",
+                          help="print only the zoo's warnings and errors, and no progress bar")
+        if fit_verbosity:
+            said.add_argument("--verbose", nargs="?", type=int, choices=(0, 1, 2), default=None, metavar="0|1|2",
+                              action=_VerboseOrFit,
+                              help="alone: print the zoo's details too; with 0|1|2: Keras fit verbosity, 0 silent, "
+                                   "1 progress bar, 2 one line per epoch (default: 1 on a terminal, 2 when the "
+                                   "output goes to a file or pipe)")
+        else:
+            said.add_argument("--verbose", dest="messages", action="store_const", const="verbose",
+                              help="print the zoo's details too")
+
+    def parse_args(self, args=None, namespace=None):
+        """Parses as argparse does, then sets what the zoo's messages show (`show_messages`)."""
+        from zoo.commands.messages import LEVELS, show_messages
+
+        parsed = super().parse_args(args, namespace)
+        if parsed.quiet and parsed.messages == "verbose":
+            self.error("argument --verbose: not allowed with argument --quiet")
+        if parsed.quiet:
+            parsed.messages = "quiet"
+            if self.fit_verbosity and parsed.verbose is None:
+                parsed.verbose = 0
+        show_messages(LEVELS[parsed.messages])
+        return parsed
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (--help shows the options)\n")
+
+
+class _VerboseOrFit(argparse.Action):
+    """`--verbose` alone: the zoo's details (`messages`); `--verbose N`: Keras's fit verbosity."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if values is None:
+            namespace.messages = "verbose"
+        else:
+            setattr(namespace, self.dest, values)
+
+
+# What `CommandParser` adds to every command line's namespace (not a setting of what the command does).
+MESSAGE_OPTIONS = ("quiet", "messages")
 
 
 def fail(prog, error, status=2):

@@ -15,7 +15,7 @@ Signatures (see docs/serving.md):
   `attention_reverse` and other model-specific maps where the model has them, float32) and
   `premise_tokens` `[B, Lp]`, `hypothesis_tokens` `[B, Lh]` (tf.string, right-padded with "").
 
-Speed (`ServingModel`, see docs/serving.md, "Speed on a CPU"): `serving_default` runs a batch of more
+Speed (`ServingModel`, see docs/speed.md): `serving_default` runs a batch of more
 than `chunk_size` pairs (default 32, `export.py --chunk-size`) sorted by sentence length in chunks of
 `chunk_size` pairs, each padded only to its own longest sentences, and puts the rows back in order. With
 `xla_max_batch=N` (`export.py --xla-max-batch N`), batches of at most N pairs run an XLA-compiled copy of
@@ -36,6 +36,7 @@ path = export_saved_model(zoo.load("runs/rocktaschel_wbw"), "models/rocktaschel_
 ```
 """
 
+import logging
 import os
 import sys
 
@@ -54,6 +55,8 @@ from zoo.layers.tree_lstm import complete_tree
 from zoo.quiet import quieted
 from zoo.runs.datasets import length_grid
 from zoo.runs.layout import VOCAB_FILE
+
+logger = logging.getLogger(__name__)
 
 
 PARSE_INPUT_NAMES = ("premise_binary_parse", "hypothesis_binary_parse")
@@ -349,7 +352,7 @@ def export_saved_model(run, model_dir, version=None, serving_files=True, batch_s
         ExportError: existing version, a stable version that does not exist, too many warm-up requests, the
             run or the model folder in use.
     """
-    log = log or (lambda line: print(f"[export] {line}", flush=True))
+    log = log or (lambda line: logger.info(f"[export] {line}"))
     if version is not None and int(version) < 1:
         raise ExportError(f"--version must be a positive integer, got {version}")
     batch_sizes = tuple(sorted(set(int(b) for b in (batch_sizes or files.DEFAULT_BATCH_SIZES))))
