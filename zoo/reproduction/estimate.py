@@ -21,7 +21,8 @@ import numpy as np
 
 from zoo.reproduction.plan import SWEEPS_DIR
 from zoo.runs import layout
-from zoo.runs.record import load_record, read_results
+from zoo.runs.record import load_record
+from zoo.runs.results import read_results
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +35,8 @@ def run_state(run_dir, epochs=None):
     asked for more trains on, as `zoo.runs.layout.prepare_run_dir` decides)."""
     if os.path.exists(os.path.join(run_dir, layout.RESULTS_FILE)):
         trained = load_record(run_dir).settings.train.epochs
-        ran = len((read_results(run_dir) or {}).get("history") or [])
+        results = read_results(run_dir)
+        ran = len(results.history) if results is not None else 0
         if epochs is not None and epochs > trained and ran >= trained:
             return f"finished at {trained} epoch(s): trains further to {epochs}"
         return "finished"
