@@ -3,6 +3,7 @@
     python scripts/fault_sweep.py                        # every kind, every step (about an hour on 2 cores)
     python scripts/fault_sweep.py --kinds extension sweep_trial --jobs 2   # (two fine-tunings at once meet at their source's lock)
     python scripts/fault_sweep.py --kinds plain --steps state@1 results --markdown
+    python scripts/fault_sweep.py --flags --outputs      # bad flag values, outputs onto what the user keeps
 
 For each kind of run:
 - `plain`: `train.py` from nothing (2 epochs);
@@ -24,7 +25,9 @@ power cut would), then runs again:
   same command again, which must give the uninterrupted run too (`then same`).
 
 A step the command never reaches (e.g. `publish` in an epoch without a better dev score) reports `not
-reached`. Every run is tiny (bowman_lstm, hidden size 4, 32 training pairs of the shipped sample); the
+reached`. With `--flags`, every numeric flag of the eight commands is given -1, 0, 99999999999, nan and abc
+(`one line` or `ran`, never a traceback); with `--outputs`, each of `OUTPUT_CASES` must be refused in one line
+and leave every file as it was. Every run is tiny (bowman_lstm, hidden size 4, 32 training pairs of the shipped sample); the
 table is what docs/resuming.md shows.
 """
 
@@ -227,6 +230,168 @@ def table(rows, markdown):
     return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(row, widths)) for row in [head] + rows)
 
 
+# Bad values and outputs onto what the user keeps (--flags, --outputs) ---------------------------------------
+COMMANDS = ("train", "evaluate", "predict", "export", "sweep", "compare", "reproduce", "demo")
+BAD_VALUES = ("-1", "0", "99999999999", "nan", "abc")
+NUMERIC_TYPES = {int, float}
+NUMERIC_NAMES = {"count", "batch_size", "seed", "number", "port", "_seconds"}  # zoo.settings.values.flag types
+TEXT_COUNTS = {"export": ["--allowed-batch-sizes"], "sweep": ["--seeds"], "reproduce": ["--seeds"]}
+# Each command's arguments around the flag tried, in the folder `outputs_tree` builds (R: a finished tiny run).
+BASE = {
+    "train": ["--model", "bowman_lstm", *TINY, "--epochs", "1", "--run-dir", "T"],
+    "evaluate": ["--run-dir", "R", "--dataset", "snli_sample", "--max-examples", "8", "--quiet"],
+    "predict": ["--run-dir", "R", "--premise", "A man sleeps .", "--hypothesis", "A man is awake ."],
+    "export": ["--run-dir", "R", "--format", "saved_model", "--out", "M"],
+    "sweep": ["--models", "bowman_lstm", *TINY[:10], "--epochs", "1", "--dir", "S"],
+    "compare": ["R", "R2", "--no-tensorboard", "--out", "C"],
+    "reproduce": ["rocktaschel2016", "--embeddings", "none", "--dir", "P", "--dry-run"],
+    "demo": ["--run-dir", "R"],
+}
+# Outputs that must be refused in one line (exit 2), nothing changed, --overwrite or not: (command line, words
+# the line holds). tests/test_outputs.py runs them in its own process; a new command that writes adds its rows.
+OUTPUT_CASES = [
+    (["evaluate", "--run-dir", "R", "--dataset", "snli_sample", "--output", "R/results.json"], "a file of"),
+    (["predict", "--run-dir", "R", "--input", "F.jsonl", "--output", "R/config.json"], "a file of"),
+    (["evaluate", "--run-dir", "R", "--data-dir", "D", "--output", "D/snli_1.0_test.jsonl"], "input"),
+    (["predict", "--run-dir", "R", "--input", "F.jsonl", "--output", "F.jsonl"], "input"),
+    (["export", "--run-dir", "R", "--format", "preset", "--out", "R", "--overwrite"], "input"),
+    (["export", "--run-dir", "R", "--format", "preset", "--out", "R2", "--overwrite"], "a run directory"),
+    (["export", "--run-dir", "R", "--format", "tflite", "--out", "R2", "--overwrite"], "a run directory"),
+    (["export", "--run-dir", "R", "--format", "saved_model", "--out", "TFLITE", "--overwrite"], "a TFLite export"),
+    (["export", "--run-dir", "R", "--format", "tflite", "--out", "SERVING", "--overwrite"], "a SavedModel"),
+    (["export", "--run-dir", "R", "--format", "preset", "--out", "R/presets"], "inside"),
+    (["export", "--run-dir", "R", "--format", "preset", "--out", "D", "--overwrite"], "not a preset"),
+    (["train", "--model", "bowman_lstm", "--dataset", "snli_sample", "--run-dir", "SWEEP", "--overwrite"], "a sweep"),
+    (["train", "--model", "bowman_lstm", "--dataset", "snli_sample", "--run-dir", "PRESET"], "a preset"),
+    (["train", "--model", "bowman_lstm", "--dataset", "snli_sample", "--run-dir", "R2/logs"], "inside"),
+    (["train", "--model", "bowman_lstm", "--dataset", "snli_sample", "--run-dir", "D", "--overwrite"], "not a run"),
+    (["train", "--model", "bowman_lstm", "--dataset", "snli_sample", "--run-dir", "R2", "--init-from", "R2",
+      "--overwrite"], "input"),
+    (["compare", "R", "R2", "--out", "R2"], "input"),
+    (["compare", "R", "--out", "SERVING/comparison"], "inside"),
+    (["sweep", "--models", "bowman_lstm", "--dir", "R"], "a run directory"),
+    (["sweep", "--models", "bowman_lstm", "--dir", "REPRO"], "a reproduction"),
+    (["reproduce", "rocktaschel2016", "--dir", "SWEEP", "--embeddings", "none"], "a sweep"),
+    (["reproduce", "rocktaschel2016", "--dir", "repro", "--embeddings", "none", "--out", "R"], "a run directory"),
+]
+
+
+def outputs_tree(root, run_dir):
+    """The folder the output cases run in: R and R2 (copies of the finished run `run_dir`), D (an SNLI folder),
+    F.jsonl (pairs), SWEEP (a sweep with one run), REPRO (a reproduction), TFLITE, SERVING and PRESET (each
+    kind of export, as far as its files tell)."""
+    from zoo.data import snli
+
+    shutil.copytree(run_dir, os.path.join(root, "R"))
+    shutil.copytree(run_dir, os.path.join(root, "R2"))
+    shutil.copytree(os.path.join(os.path.dirname(snli.__file__), "sample"), os.path.join(root, "D"))
+    files = {"F.jsonl": '{"premise": "A man sleeps .", "hypothesis": "A man is awake ."}\n', "SWEEP/sweep.json": "{}",
+             "REPRO/sweeps/p-1/sweep.json": "{}", "TFLITE/model.tflite": "tflite", "TFLITE/tflite.json": "{}",
+             "SERVING/1/saved_model.pb": "pb", "PRESET/preprocessor.json": "{}"}
+    for name, text in files.items():
+        path = os.path.join(root, *name.split("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    shutil.copytree(run_dir, os.path.join(root, "SWEEP", "runs", "a"))
+    return root
+
+
+def snapshot(root):
+    """The SHA-256 of every file under `root` (lock files aside): what must not change."""
+    found = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            if not name.endswith(".lock"):
+                path = os.path.join(folder, name)
+                with open(path, "rb") as f:
+                    found[os.path.relpath(path, root)] = hashlib.sha256(f.read()).hexdigest()
+    return found
+
+
+def verdict(done, timeout=False):
+    """`one line` (exit 2, one line on stderr), `ran` (exit 0), `TRACEBACK`, or `FAILED (status N)`."""
+    if timeout:
+        return "ran on (timeout)"
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    if "Traceback" in done.stderr:
+        return "TRACEBACK"
+    if done.returncode == 2:
+        return "one line" if len(lines) == 1 else f"{len(lines)} lines"
+    return "ran" if done.returncode == 0 else f"FAILED (status {done.returncode})"
+
+
+def nli_zoo(argv, cwd, timeout):
+    command = [sys.executable, "-c", "import sys; from zoo.commands import main; raise SystemExit(main(sys.argv[1:]))",
+               *argv]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    try:
+        return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout), False
+    except subprocess.TimeoutExpired:
+        return None, True
+
+
+def numeric_flags(command):
+    """The numeric flags of `command`, from its parser, and those it reads as text and counts itself."""
+    import importlib
+
+    parser = importlib.import_module(f"zoo.commands.{command}").build_parser()
+    found = [action.option_strings[-1] for action in parser._actions if action.option_strings
+             and (action.type in NUMERIC_TYPES or getattr(action.type, "__name__", None) in NUMERIC_NAMES)
+             and not action.choices]
+    return found + TEXT_COUNTS.get(command, [])
+
+
+def flag_rows(root, timeout, commands=COMMANDS):
+    """Every numeric flag of the eight commands (or of `commands`) with each of `BAD_VALUES`: never a traceback."""
+    rows = []
+    for command in commands:
+        for flag in numeric_flags(command):
+            for value in BAD_VALUES:
+                done, late = nli_zoo([command, *BASE[command], flag, value], root, timeout)
+                rows.append([command, flag, value, verdict(done, late)])
+                print("  ".join(rows[-1]), file=sys.stderr, flush=True)
+                for leftover in ("T", "M", "S", "C", "P"):
+                    shutil.rmtree(os.path.join(root, leftover), ignore_errors=True)
+    return rows
+
+
+def output_rows(root, timeout):
+    """`OUTPUT_CASES`: each refused in one line, nothing under `root` changed."""
+    rows = []
+    for argv, words in OUTPUT_CASES:
+        before = snapshot(root)
+        done, late = nli_zoo(argv, root, timeout)
+        outcome = verdict(done, late)
+        if outcome == "one line" and words not in done.stderr:
+            outcome = f"one line without {words!r}: {done.stderr.strip()[:100]}"
+        kept = "kept" if snapshot(root) == before else "CHANGED"
+        rows.append([" ".join(argv), outcome, kept])
+        print("  ".join(rows[-1]), file=sys.stderr, flush=True)
+    return rows
+
+
+def checks(args, root):
+    """`--flags` / `--outputs`: the tables, and the number of bad rows."""
+    run_dir = os.path.join(root, "finished")
+    check(run(TRAIN + ["--epochs", "1", "--run-dir", run_dir]), "the finished run")
+    tree = outputs_tree(os.path.join(root, "tree"), run_dir)
+    rows, bad = [], 0
+    if args.flags:
+        found = flag_rows(tree, args.timeout, args.commands)
+        bad += sum(row[3] not in ("one line", "ran") for row in found)
+        rows += [[f"{c} {f} {v}", o, "-"] for c, f, v, o in found]
+    if args.outputs:
+        found = output_rows(tree, args.timeout)
+        bad += sum(row[1] != "one line" or row[2] != "kept" for row in found)
+        rows += found
+    head = ["command", "outcome", "files"]
+    print("\n".join(["| " + " | ".join(head) + " |", "|---|---|---|"]
+                    + [f"| `{a}` | {b} | {c} |" for a, b, c in rows]))
+    print(f"\n{len(rows)} cases, {bad} with a traceback, a crash, more than one line or a changed file")
+    return 1 if bad else 0
+
+
 def main(argv=None):
     parser = CommandParser(prog="fault_sweep.py", description="Kill every kind of run at every write step, rerun, compare.")
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
@@ -234,12 +399,25 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=1, help="cases run at once (each is one process at a time)")
     parser.add_argument("--work-dir", default=None, help="where the runs go (default: a temporary folder, removed)")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--flags", action="store_true",
+                        help=f"instead: every numeric flag of the eight commands with {', '.join(BAD_VALUES)}")
+    parser.add_argument("--outputs", action="store_true",
+                        help="instead: outputs onto a run's files, the inputs, and other kinds of folder")
+    parser.add_argument("--commands", nargs="+", choices=COMMANDS, default=list(COMMANDS),
+                        help="with --flags: only these commands")
+    parser.add_argument("--timeout", type=float, default=120, help="seconds per case of --flags / --outputs")
     args = parser.parse_args(argv)
     from zoo.quiet import filter_stderr, quiet_environment
 
     quiet_environment()
     filter_stderr()  # the table's progress lines without TensorFlow's start-up notices (imported for the steps)
     root = args.work_dir or tempfile.mkdtemp(prefix="fault-sweep-")
+    if args.flags or args.outputs:
+        try:
+            return checks(args, root)
+        finally:
+            if args.work_dir is None:
+                shutil.rmtree(root, ignore_errors=True)
     rows, bad = [], 0
     try:
         for name in args.kinds:

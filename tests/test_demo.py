@@ -225,3 +225,24 @@ def test_the_page_says_when_a_run_is_unfinished_and_when_a_sentence_is_cut(runs,
     demo.predict(" ".join(["word"] * 150), HYPOTHESIS)
     assert toasts == [f"{model.name}: of 1 pairs, 1 premise(s) cut to their first 100 tokens"]
     assert "cut to their first" in capsys.readouterr().err
+
+
+def test_ctrl_c_closes_the_server_and_exits_130_with_the_one_line(monkeypatch, capsys, tmp_path):
+    """Gradio's own wait prints its words and returns, so the command exited 0: the demo waits itself."""
+    class App:
+        is_running, closed = True, False
+
+        def close(self):
+            self.closed = True
+
+    def ctrl_c(seconds):
+        raise KeyboardInterrupt
+
+    app = App()
+    monkeypatch.setattr(demo_command, "demo", lambda args: demo_command.serve_until_interrupted(app))
+    monkeypatch.setattr(demo_command.time, "sleep", ctrl_c)
+    with pytest.raises(SystemExit) as stopped:
+        demo_command.main([str(tmp_path)])
+    assert stopped.value.code == 130 and app.closed
+    out = capsys.readouterr()
+    assert out.err == "nli-zoo demo: interrupted: the demo stopped\n" and "Keyboard interruption" not in out.out

@@ -285,6 +285,17 @@ def test_serving_requests_are_checked_and_cut_sentences_counted(runs, capfd):
         request.inputs[name].CopyFrom(tf.make_tensor_proto("A man.", dtype=tf.string))
     with pytest.raises(RequestError, match=r"input '(premise|hypothesis)' must be a list of strings, one per pair"):
         grpc_predict(loaded, request)
+    # an empty batch and a nested list, fed to the graph as TF Serving feeds them (past the signature's shape):
+    # one assertion naming the input, not a graph error
+    for signature in ("serving_default", "explain"):
+        function = loaded.signatures[signature]
+        for bad, words in ((tf.constant([], tf.string), "is an empty list: send at least one pair"),
+                           (tf.constant([["A man.", "A dog."]]), "must be a list of strings, one per pair, not a "
+                                                                 "nested list")):
+            with pytest.raises(tf.errors.InvalidArgumentError) as error:  # inputs flattened in sorted name order
+                function._call_flat([bad, bad], function.captured_inputs)
+            line = signature_error(error.value)
+            assert words in line and line.split("[", 1)[1].startswith(("premise", "hypothesis")), line
 
 
 def test_a_saved_model_version_checks_its_files_before_it_is_loaded(runs, tmp_path, capsys):

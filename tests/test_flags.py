@@ -16,12 +16,15 @@ from zoo.commands import compare, demo, sweep
 # Bad values of each kind: (value, what the line says). `{tmp}` is the test's empty working folder, `{file}`
 # a file in another folder (a file where a folder is meant, and a folder's parent that is a file).
 BAD = {
-    "count": [("-1", "whole number >= 1"), ("0", "whole number >= 1"), ("1.5", "must be a whole number"),
-              ("many", "must be a whole number")],
-    "count_or_zero": [("-3", "whole number >= 0"), ("x", "must be a whole number")],
+    "count": [("-1", "whole number from 1 to "), ("0", "whole number from 1 to "), ("1.5", "must be a whole number"),
+              ("many", "must be a whole number"), ("99999999999", "whole number from 1 to "),
+              ("nan", "must be a whole number")],
+    "count_or_zero": [("-3", "whole number from 0 to "), ("x", "must be a whole number"),
+                      ("99999999999", "whole number from 0 to ")],
     "batch_size": [("0", "from 1 to 65,536"), ("-1", "from 1 to 65,536"), ("100000000000", "from 1 to 65,536")],
     "seed": [("-1", "from 0 to 4,294,967,295"), ("4294967296", "from 0 to 4,294,967,295")],
-    "seconds": [("-2", "number >= 0"), ("soon", "must be a number")],
+    "seconds": [("-2", "number >= 0"), ("soon", "must be a number"), ("nan", "number >= 0"),
+                ("99999999999", "at most 10,000,000 seconds")],
     "port": [("0", "from 1 to 65,535"), ("70000", "from 1 to 65,535")],
     "folder_to_read": [("{tmp}/nowhere", "no such folder"), ("{file}", "is a file; name a folder")],
     "file_to_read": [("{tmp}/nowhere.jsonl", "no such file"), ("{other}", "is a folder; name a file")],
@@ -64,7 +67,7 @@ COMMANDS_READING_A_RUN = ("evaluate", "predict", "export")
 
 # `--set` keys and values: every command that takes them checks them as train does.
 BAD_SETTINGS = [("hiden_size=8", "unknown setting 'hiden_size'"), ("oov=nosuch", "oov must be one of"),
-                ("hidden_size=0", "hidden_size must be a whole number >= 1"),
+                ("hidden_size=0", "hidden_size must be a whole number from 1 to "),
                 ("dropout=1.5", "dropout must be a number in [0, 1)"), ("batch_size=0", "batch_size must be"),
                 ("lr_decay=nope", "lr_decay must be null, a number or an object"),
                 ("optimizer=nosuch", "optimizer must be one of")]

@@ -11,6 +11,8 @@ import errno
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -23,6 +25,8 @@ from zoo.commands import compare as compare_command
 from zoo.fileio import ManifestError
 from zoo.runs import layout
 from zoo.runs.manifest import MANIFEST_FILE, check_run
+
+from tests.support.runs import subprocess_env
 
 
 def one_line(capsys, main, argv):
@@ -82,8 +86,9 @@ def test_every_command_refuses_a_file_of_another_run_in_one_line(run_copy, tmp_p
 
 def test_a_run_without_its_manifest_names_the_remedy_and_older_runs_load_unchecked(run_copy, tmp_path):
     os.remove(run_copy / MANIFEST_FILE)
-    with pytest.raises(ManifestError, match=r"manifest.json is missing, so the run's files cannot be checked: delete "
-                                            r"results.json and rerun the run's train.py command"):
+    with pytest.raises(ManifestError, match=r"manifest.json is missing, so the run's files cannot be checked: put "
+                                            r"the run's own manifest.json back .*or train the run again with "
+                                            r"--overwrite"):
         zoo.load(str(run_copy))
     # a run written before the zoo kept manifests (no "manifest" in its config.json) loads as it did
     config = json.loads((run_copy / layout.CONFIG_FILE).read_text())
@@ -96,9 +101,21 @@ def test_a_run_being_trained_is_said_to_be_written_not_damaged(run_copy):
     """While train.py holds the run (its lock), a file that does not match is one it is writing between two
     commits: said so, with the holder, instead of calling the run damaged."""
     (run_copy / layout.HISTORY_FILE).write_text('{"epochs": [], "finished": false}')  # written, not yet sealed
-    with fileio.DirectoryLock(run_copy):  # another process trains it (here: this process's other lock)
-        with pytest.raises(ManifestError, match=f"is being written by PID {os.getpid()}.*wait for it to finish"):
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from zoo.fileio import DirectoryLock; "
+                               "held = DirectoryLock(sys.argv[1]).acquire(); print('held', flush=True); time.sleep(120)",
+                               str(run_copy)], stdout=subprocess.PIPE, text=True, env=subprocess_env())
+    try:  # another process trains it
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(ManifestError, match=f"is being written by PID {holder.pid}.*wait for it to finish"):
             check_run(str(run_copy), [layout.HISTORY_FILE], holder=lambda: layout.holder(str(run_copy)))
+    finally:
+        holder.kill()
+        holder.wait()
+    # this process's own lock (an export reading the run under it) is never another writer: the file is named
+    with fileio.DirectoryLock(run_copy):
+        with pytest.raises(ManifestError, match=r"history.json is not listed in manifest.json") as error:
+            check_run(str(run_copy), [layout.HISTORY_FILE], holder=lambda: layout.holder(str(run_copy)))
+    assert "being written" not in str(error.value)
 
 
 # The machine's own faults --------------------------------------------------------------------------------

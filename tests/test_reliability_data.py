@@ -84,11 +84,10 @@ def test_cached_index_with_nan_rows_names_the_row_and_the_folder_to_delete(tmp_p
     matrix[3, 1] = np.nan  # "sleeps", damaged after the index was written
     matrix.flush()
     del matrix
-    # An index written before the cache kept checksums (version 1; else its SHA-256 check names the file first,
-    # tested below): its files are trusted as found once, and the rows read are still checked.
+    # Its SHA-256 recorded again as found (else the check of the digests names the file first, tested below):
+    # the rows read are still checked.
     meta = json.loads((Path(index_dir) / "meta.json").read_text())
-    del meta["sha256"]
-    meta["version"] = 1
+    meta["sha256"]["vectors.f32"] = hashlib.sha256((Path(index_dir) / "vectors.f32").read_bytes()).hexdigest()
     (Path(index_dir) / "meta.json").write_text(json.dumps(meta))
     forbid_network(monkeypatch)
     with pytest.raises(NonFiniteVectorError) as error:
@@ -284,6 +283,11 @@ def test_a_removed_checksum_entry_does_not_turn_the_cache_check_off(tmp_path, mo
         load_vectors(source, words=["man"], cache_dir=tmp_path / "cache")
     assert one_line(error).startswith(f"{index_dir}/meta.json records no SHA-256 of words.txt and vectors.f32")
     assert f"delete {index_dir} to rebuild it" in one_line(error)
+    meta["version"] = 1  # made to look like an index written before the cache kept checksums: refused too
+    (Path(index_dir) / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(CacheCorruptError) as error:
+        load_vectors(source, words=["man"], cache_dir=tmp_path / "cache")
+    assert "records no SHA-256" in one_line(error) and "nothing can vouch for its vectors" in one_line(error)
     os.remove(Path(index_dir) / "meta.json")
     with pytest.raises(CacheCorruptError) as error:
         load_vectors(source, words=["man"], cache_dir=tmp_path / "cache")

@@ -399,15 +399,31 @@ def test_a_relabelled_state_generation_is_set_aside_and_the_run_resumes_from_the
     assert [e["epoch"] for e in json.loads((run_dir / "history.json").read_text())["epochs"]] == [1, 2, 3]
 
 
-def test_a_finished_run_without_its_manifest_names_a_remedy_that_works(finished, tmp_path, capsys):
+def test_a_finished_run_without_its_manifest_is_never_sealed_again(finished, tmp_path, capsys, caplog):
+    """The manifest removed and another run's weights copied in: refused by every reader, and by train.py even
+    with results.json deleted (the old remedy, which evaluated the foreign weights and wrote a manifest that
+    vouched for them); the remedy given keeps nothing it cannot vouch for. A run whose config.json no longer
+    says it keeps a manifest is read with one line saying it is unchecked."""
     run_dir = copy_run(finished, tmp_path / "run")
     os.remove(run_dir / "manifest.json")
     line = fails_with(capsys, ["--run-dir", str(run_dir), "--dataset", "snli_sample", "--quiet"], evaluate_script)
-    assert "manifest.json is missing" in line and "delete results.json and rerun the run's train.py command" in line
+    assert "manifest.json is missing" in line and "put the run's own manifest.json back" in line
+    assert "--overwrite" in line and "delete results.json" not in line
     os.remove(run_dir / "results.json")
-    train_script.main(one_epoch(run_dir))  # the best weights evaluated again, the manifest written with the results
+    line = fails_with(capsys, one_epoch(run_dir))
+    assert "manifest.json is missing" in line
+    assert not (run_dir / "manifest.json").exists() and not (run_dir / "results.json").exists()
+    shutil.copy(finished / "manifest.json", run_dir)  # the remedy: the run's own manifest back
+    train_script.main(one_epoch(run_dir))
     assert_same(comparable(run_dir), comparable(finished))
+    config = json.loads((run_dir / "config.json").read_text())
+    del config["manifest"]
+    (run_dir / "config.json").write_text(json.dumps(config))
+    os.remove(run_dir / "manifest.json")
+    capsys.readouterr()
     evaluate_script.main(["--run-dir", str(run_dir), "--dataset", "snli_sample", "--quiet", "--max-examples", "8"])
+    said = caplog.text  # the commands print what their library logs (pytest takes the records here)
+    assert "has no manifest.json and its config.json does not say it keeps one" in said and "unchecked" in said
 
 
 def test_a_full_disk_during_training_is_one_line_and_the_rerun_resumes_exactly(finished, tmp_path, monkeypatch,

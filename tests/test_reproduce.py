@@ -112,6 +112,30 @@ def test_the_dry_run_lists_the_runs_and_times_an_epoch(reproduced, capsys):
     out = capsys.readouterr().out
     assert "per epoch" in out and "bowman_lstm-seed=2 (new)" in out
     assert not (directory / "runs" / "bowman_lstm-seed=2").exists()
+    # more epochs than the runs trained: the real command trains them on, and the plan says so
+    plan = command.main(argv[:3] + ["--seeds", "2", *TINY, "--epochs", "2", "--dir", str(directory), "--dry-run",
+                                    "--timed-steps", "2"])
+    assert [state for _, _, state in plan["units"][0]["runs"]] == ["finished at 1 epoch(s): trains further to 2"] * 2
+
+
+def test_offline_one_line_names_the_data_and_vector_options_and_leaves_nothing(tmp_path, monkeypatch, capsys):
+    """README's command on a machine without network: one line naming the offline options of the corpus and
+    of the word vectors, exit 2, no failed trials, no sweeps/ folder, no absl warning; the dry run too."""
+    from zoo.data import readers
+    from zoo.data.vectors import download as vectors
+
+    monkeypatch.setenv("NLI_ZOO_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TFDS_DATA_DIR", str(tmp_path / "tfds"))
+    monkeypatch.setattr(vectors, "_host_reachable", lambda *args, **kwargs: False)
+    monkeypatch.setattr(readers, "host_reachable", lambda *args, **kwargs: False)
+    for extra in ([], ["--dry-run"]):
+        with pytest.raises(SystemExit) as stopped:
+            command.main(["rocktaschel2016", "--seeds", "3", "--dir", str(tmp_path / "repro"), *extra])
+        err = capsys.readouterr().err.strip()
+        assert stopped.value.code == 2 and len(err.splitlines()) == 1, err
+        assert "--embeddings glove-6b-50d" in err and "--dataset snli_sample" in err and "--data-dir" in err, err
+        assert "absl" not in err and "trial" not in err
+        assert not (tmp_path / "repro").exists()
 
 
 # Kill and resume --------------------------------------------------------------------------------------------
@@ -275,10 +299,10 @@ def test_runs_of_other_settings_in_the_directory_are_refused_before_anything_tra
     (["chen2017", "--dir", "R", "--set", "hidden_size=4", "--set", "hidden_size=8"], "--set hidden_size: given 2 times"),
     (["luo", "--dir", "R", "--set", "bilinear=true"], "--set bilinear: row ebim is defined by bilinear=false"),
     (["chen2017", "--dir", "R", "--epochs", "two"], "argument --epochs: must be a whole number, got 'two'"),
-    (["chen2017", "--dir", "R", "--epochs", "0"], "argument --epochs: must be a whole number >= 1, got 0"),
+    (["chen2017", "--dir", "R", "--epochs", "0"], "argument --epochs: must be a whole number from 1 to 10,000, got 0"),
     (["chen2017", "--dir", "R", "--verbose", "5"], "argument --verbose: invalid choice"),
     (["chen2017", "--dir", "R", "--resamples", "10"], "--resamples must be at least 100"),
-    (["chen2017", "--dir", "R", "--timed-steps", "0"], "argument --timed-steps: must be a whole number >= 1"),
+    (["chen2017", "--dir", "R", "--timed-steps", "0"], "argument --timed-steps: must be a whole number from 1 to 1,000"),
     (["chen2017", "--dir", "R", "--dataset", "snly"], "--dataset snly: not a corpus name"),
     (["chen2017", "--dir", "R", "--data-dir", "nowhere"], "argument --data-dir: "),
     (["chen2017", "--dir", "R", "--embeddings", "glove"], "--embeddings glove: not a name"),

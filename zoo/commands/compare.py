@@ -18,12 +18,13 @@ seed. Written as OUT/comparison.md, comparison.json, comparison.png and TensorBo
 import os
 import sys
 
-from zoo.commands.parsing import COUNT, FOLDER_TO_WRITE, SEED, CommandParser, guarded
+from zoo.commands.parsing import FOLDER_TO_WRITE, RESAMPLES, SEED, CommandParser, guarded
 from zoo.comparison import statistics
 from zoo.comparison.report import compare, to_markdown, write
 from zoo.comparison.runs import find_runs
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
+from zoo.runs.targets import check_output
 
 
 def build_parser(prog="nli-zoo compare"):
@@ -40,7 +41,7 @@ def build_parser(prog="nli-zoo compare"):
     parser.add_argument("--out", default=None, type=FOLDER_TO_WRITE,
                         help="where to write comparison.md/.json/.png and logs/ (default DIR/comparison for one "
                              "folder of runs, else ./comparison)")
-    parser.add_argument("--resamples", type=COUNT, default=statistics.RESAMPLES,
+    parser.add_argument("--resamples", type=RESAMPLES, default=statistics.RESAMPLES,
                         help=f"bootstrap resamples (default {statistics.RESAMPLES})")
     parser.add_argument("--seed", type=SEED, default=0, help="seed of the bootstrap (default 0)")
     parser.add_argument("--no-tensorboard", action="store_true", help="do not write the TensorBoard summaries")
@@ -62,7 +63,8 @@ def main(argv=None, prog="nli-zoo compare"):
         the comparison (a dict, as comparison.json). A user error prints one line and exits with status 2.
     """
     args = build_parser(prog).parse_args(argv)
-    return guarded(prog, lambda: compare_command(args, prog), hint="write the comparison elsewhere with --out")
+    return guarded(prog, lambda: compare_command(args, prog), hint="write the comparison elsewhere with --out",
+                   target=args.out or default_out(args.runs))
 
 
 def compare_command(args, prog):
@@ -73,6 +75,9 @@ def compare_command(args, prog):
         runs, skipped = find_runs(args.runs)
         if not runs:
             raise UserError(f"{' '.join(args.runs)}: no finished run to compare ({len(skipped)} unfinished)")
+        out = args.out or default_out(args.runs)
+        check_output(out, "report", "--out" if args.out else "the default --out",
+                     inputs=[run.run_dir for run in runs] + [path for path in args.runs if os.path.isdir(path)])
         comparison = compare(runs, skipped, pairs=args.pair, resamples=args.resamples, seed=args.seed)
     except (UserError, CorruptFileError) as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
@@ -83,7 +88,7 @@ def compare_command(args, prog):
         from zoo.quiet import import_tensorflow
 
         import_tensorflow()  # its informational start-up lines filtered (zoo.quiet)
-    paths = write(comparison, args.out or default_out(args.runs), tensorboard=not args.no_tensorboard)
+    paths = write(comparison, out, tensorboard=not args.no_tensorboard)
     print(f"\n[compare] written: {paths['markdown']}, {paths['json']}, {paths['chart']}"
           + (f"; TensorBoard: tensorboard --logdir {paths['logs']}" if paths["logs"] else ""))
     return comparison

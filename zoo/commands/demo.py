@@ -14,6 +14,7 @@ docs/demo.md).
 import importlib.util
 import socket
 import sys
+import time
 
 from zoo.commands.parsing import PORT, CommandParser, guarded
 from zoo.errors import UserError
@@ -108,8 +109,20 @@ def demo(args, block=True):
                         "no free port from 7860 to 7959 on 127.0.0.1: choose one with --port") from None
     print(f"[demo] serving {' and '.join(m.name for m in models)} on {url} (Ctrl+C stops)", flush=True)
     if block:
-        app.block_thread()  # until Ctrl+C, which closes the server
+        serve_until_interrupted(app)
     return app, url
+
+
+def serve_until_interrupted(app, tick=0.1):
+    """Waits while the page is served. Ctrl+C closes the server and goes on as a `KeyboardInterrupt`, which the
+    command ends with its one line and status 130 (Gradio's own `block_thread` prints its words and returns,
+    so the command would exit 0)."""
+    try:
+        while app.is_running:
+            time.sleep(tick)
+    except KeyboardInterrupt:
+        app.close()
+        raise
 
 
 def main(argv=None, prog="nli-zoo demo"):

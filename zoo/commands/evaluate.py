@@ -34,6 +34,7 @@ from zoo.quiet import import_tensorflow
 from zoo.runs import layout
 from zoo.runs.evaluation import chance_note, format_scores
 from zoo.runs.record import load_record
+from zoo.runs.targets import check_output
 from zoo.settings import values
 
 
@@ -140,7 +141,8 @@ def build_parser(prog="evaluate.py"):
 def main(argv=None, prog="evaluate.py"):
     """Runs `evaluate.py` with `argv`; returns the written report (a dict). User errors exit with status 2."""
     request = request_from_args(build_parser(prog).parse_args(argv))
-    return guarded(prog, lambda: evaluate_command(request, prog), hint="write the report elsewhere with --output")
+    return guarded(prog, lambda: evaluate_command(request, prog), hint="write the report elsewhere with --output",
+                   target=request.output or request.run_dir or request.saved_model or request.tflite)
 
 
 def evaluate_command(request, prog):
@@ -165,6 +167,8 @@ def check_request(request):
     """
     kind, path = request.model
     check_model(kind, path)
+    if request.output:  # never onto a file of the model, of the data, or into another kind of folder
+        check_output(request.output, "report", "--output", inputs=report_inputs(request))
     request = request.with_run_data()
     if not request.source and not request.diagnostics.suite:
         raise EvaluateError("say what to score: --dataset or --data-dir (or --suite diagnostics)")
@@ -175,6 +179,12 @@ def check_request(request):
     except (DataUnavailableError, ValueError) as error:
         raise EvaluateError(str(error)) from None
     return request
+
+
+def report_inputs(request):
+    """The files and folders the evaluation reads (the report must land on none of them)."""
+    d = request.diagnostics
+    return [request.data_dir, d.breaking_nli, d.hans, d.snli_hard, d.stress_tests, d.anli, d.hypothesis_only]
 
 
 def progress_verbosity(request):
@@ -284,6 +294,7 @@ def evaluate(request):
     if results:
         name = f"{slug(report['source'])}-{'-'.join(results)}.json"
         output = values.report_file(request.output, name) if request.output else os.path.join(base, "evaluations", name)
+        check_output(output, "report", "--output", inputs=report_inputs(request))
         write_report(output, written, request.run_dir)
         print(f"[evaluate] written to {output}", flush=True)
     return written

@@ -16,14 +16,16 @@ See docs/serving.md for the signatures, the TF Serving commands and the request 
 import os
 import sys
 
-from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, CommandParser,
-                                  check_model, guarded)
+from zoo.commands.parsing import (BATCH_SIZE, BATCH_SIZE_OR_ZERO, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ,
+                                  FOLDER_TO_WRITE, CommandParser, check_model, guarded)
 from zoo.data.corpora import check_source
 from zoo.data.errors import DataUnavailableError
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
 from zoo.quiet import import_tensorflow
 from zoo.runs.record import load_record
+from zoo.runs.targets import check_output
+from zoo.settings.values import MAX_BATCH_SIZE
 
 FORMATS = ("saved_model", "tflite", "preset")
 
@@ -58,7 +60,7 @@ def build_parser(prog="export.py"):
     serving.add_argument("--chunk-size", type=COUNT_OR_ZERO, default=None, metavar="N",
                          help="serving_default runs larger batches sorted by sentence length in chunks of N pairs, "
                               "each padded to its own longest sentences (default 32; 0: whole batches)")
-    serving.add_argument("--xla-max-batch", type=COUNT_OR_ZERO, default=0, metavar="N",
+    serving.add_argument("--xla-max-batch", type=BATCH_SIZE_OR_ZERO, default=0, metavar="N",
                          help="run serving_default batches of up to N pairs through an XLA-compiled model "
                               "(faster small batches on a CPU; TF Serving needs --xla_cpu_compilation_enabled); "
                               "default 0: never")
@@ -74,6 +76,9 @@ def build_parser(prog="export.py"):
     return parser
 
 
+MAX_ALLOWED_BATCH_SIZES = 64  # TF Serving pads each batch to the next allowed size; a few are the use
+
+
 def parse_batch_sizes(text):
     """`"1,2,4"` -> `(1, 2, 4)`.
 
@@ -84,8 +89,9 @@ def parse_batch_sizes(text):
         sizes = tuple(int(part) for part in text.split(","))
     except ValueError:
         sizes = ()
-    if not sizes or min(sizes) < 1:
-        raise ValueError(f"--allowed-batch-sizes wants positive integers separated by commas, got {text!r}")
+    if not sizes or min(sizes) < 1 or max(sizes) > MAX_BATCH_SIZE or len(sizes) > MAX_ALLOWED_BATCH_SIZES:
+        raise ValueError(f"--allowed-batch-sizes wants up to {MAX_ALLOWED_BATCH_SIZES} whole numbers from 1 to "
+                         f"{MAX_BATCH_SIZE:,} separated by commas, got {text[:80]!r}")
     return sizes
 
 
@@ -115,6 +121,10 @@ def export(args):
     batch_sizes = parse_batch_sizes(args.allowed_batch_sizes) if args.allowed_batch_sizes else None
     if args.test_data is not None:
         check_source(args.test_data)
+    out = args.out or os.path.join({"saved_model": "models", "tflite": "models", "preset": "presets"}[args.format],
+                                   model_name + ("_tflite" if args.format == "tflite" else ""))
+    # an export replaces only an export of its own format, never the run, its data or another kind of folder
+    check_output(out, args.format, "--out", inputs=[args.run_dir, args.test_data], overwrite=args.overwrite)
     import_tensorflow()  # the arguments checked: TensorFlow now, its notices filtered (zoo.quiet)
     from zoo.export import serving_files
     from zoo.export.saved_model import DEFAULT_CHUNK_SIZE, export_saved_model
@@ -123,15 +133,14 @@ def export(args):
     from zoo.runs import load_run
 
     if args.format == "preset":  # given the folder, it reads the run under the run's lock
-        return export_preset(args.run_dir, args.out or os.path.join("presets", model_name), overwrite=args.overwrite)
+        return export_preset(args.run_dir, out, overwrite=args.overwrite)
     run = load_run(args.run_dir)
     if args.format == "tflite":
-        out = args.out or os.path.join("models", f"{model_name}_tflite")
         examples = None if args.no_accuracy_check else test_examples_of(run, args.test_data)
         return export_tflite(run, out, batch_size=args.tflite_batch_size, overwrite=args.overwrite,
                              max_vocabulary=args.max_vocabulary, quantize=args.quantize, test_examples=examples,
                              log=lambda line: print(f"[export] {line}", flush=True))
-    model_dir = args.out or os.path.join("models", model_name)
+    model_dir = out
     # under the run's lock and the model folder's (one export at a time: versions and models.config are read,
     # then written), built beside its version folder and renamed into place whole
     path = export_saved_model(run, model_dir, args.version, batch_sizes=batch_sizes, base_path=args.base_path,
@@ -148,7 +157,8 @@ def main(argv=None, prog="export.py"):
     """Runs `export.py`; a user error prints one line `export.py: error: ...` and exits with status 2."""
     args = build_parser(prog).parse_args(argv)
     interrupted = "interrupted: the export was being built beside its target, which is untouched; rerun the same command"
-    return guarded(prog, lambda: export_command(args, prog), interrupted, hint="export elsewhere with --out")
+    return guarded(prog, lambda: export_command(args, prog), interrupted, hint="export elsewhere with --out",
+                   target=args.out or ("presets" if args.format == "preset" else "models"))
 
 
 def export_command(args, prog):

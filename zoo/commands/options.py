@@ -1,6 +1,6 @@
 """Options shared by several commands, and the typed requests built from them."""
 
-from zoo.commands.parsing import BATCH_SIZE, COUNT, FILE_TO_READ, FOLDER_TO_READ, PATH_TO_READ
+from zoo.commands.parsing import BATCH_SIZE, COUNT, EMBEDDING_DIM, EPOCHS, FILE_TO_READ, FOLDER_TO_READ, PATH_TO_READ
 from zoo.diagnostics.request import SUITES, DiagnosticsRequest
 
 
@@ -21,8 +21,8 @@ def add_train_options(parser, vectors):
     parser.add_argument("--dataset", default=None, help="as nli-zoo train (default snli)")
     parser.add_argument("--data-dir", default=None, type=PATH_TO_READ, help="as nli-zoo train: a corpus on disk")
     parser.add_argument("--embeddings", default=None, help=f"as nli-zoo train (default: {vectors})")
-    parser.add_argument("--embedding-dim", type=COUNT, default=None, help="as nli-zoo train, with --embeddings none")
-    parser.add_argument("--epochs", type=COUNT, default=None, help="as nli-zoo train")
+    parser.add_argument("--embedding-dim", type=EMBEDDING_DIM, default=None, help="as nli-zoo train, with --embeddings none")
+    parser.add_argument("--epochs", type=EPOCHS, default=None, help="as nli-zoo train")
     parser.add_argument("--batch-size", type=BATCH_SIZE, default=None, help="as nli-zoo train")
     parser.add_argument("--max-train-examples", type=COUNT, default=None, help="as nli-zoo train")
     parser.add_argument("--max-eval-examples", type=COUNT, default=None, help="as nli-zoo train")

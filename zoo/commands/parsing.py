@@ -41,11 +41,40 @@ def flag(validator, parse=int, **options):
     return convert
 
 
-COUNT = flag(values.count)                                   # examples, epochs, threads, trials: >= 1
-COUNT_OR_ZERO = flag(values.count, zero=True)                # >= 0 (0: none / off)
+def bounded(maximum, zero=False):
+    """A count flag from 1 (0 with `zero`) to `maximum`: a value above it is one line naming the bound, before
+    anything runs (not minutes of work, or a MemoryError, later)."""
+    return flag(values.count, zero=zero, maximum=maximum)
+
+
+# The bounds of the count flags: far above any use, low enough that a mistyped value stops at once.
+MAX_EPOCHS, MAX_EMBEDDING_DIM, MAX_THREADS, MAX_STEPS = 10_000, 10_000, 1_024, 1_000
+MAX_RESAMPLES = 100_000       # a bootstrap of SNLI's test set with these takes about a minute on one core
+MAX_EXAMPLES_SHOWN = 1_000    # --attention-examples
+MAX_SECONDS = 10**7           # --cluster-timeout: about 115 days; above, time.sleep() overflows
+
+COUNT = flag(values.count)                                   # examples, ...: 1 to values.MAX_COUNT
+COUNT_OR_ZERO = flag(values.count, zero=True)                # 0 to values.MAX_COUNT (0: none / off)
+EPOCHS = bounded(MAX_EPOCHS)
+EMBEDDING_DIM = bounded(MAX_EMBEDDING_DIM)
+THREADS = bounded(MAX_THREADS)
+TRIALS = bounded(values.MAX_TRIALS)
+STEPS = bounded(MAX_STEPS)
+RESAMPLES = bounded(MAX_RESAMPLES)
+EXAMPLES_SHOWN = bounded(MAX_EXAMPLES_SHOWN, zero=True)
 BATCH_SIZE = flag(values.batch_size)
+BATCH_SIZE_OR_ZERO = flag(values.count, zero=True, maximum=values.MAX_BATCH_SIZE)
 SEED = flag(values.seed)
-SECONDS = flag(values.number, parse=float, zero=True)
+
+
+def _seconds(value, name=None):
+    seconds = values.number(value, name, zero=True)
+    if seconds > MAX_SECONDS:
+        raise ConfigError(f"must be at most {MAX_SECONDS:,} seconds, got {value!r}")
+    return seconds
+
+
+SECONDS = flag(_seconds, parse=float)
 PORT = flag(values.port)
 PATH_TO_READ = flag(values.path_to_read, parse=str)          # a file or a folder that exists
 FILE_TO_READ = flag(values.path_to_read, parse=str, want="file")
@@ -140,7 +169,7 @@ def fail(prog, error, status=2):
 INTERRUPTED = "interrupted: nothing it was writing was left half-written; rerun the same command"
 
 
-def guarded(prog, body, interrupted=INTERRUPTED, hint=None):
+def guarded(prog, body, interrupted=INTERRUPTED, hint=None, target=None):
     """Runs `body()` so that Ctrl-C and the machine's own faults end the command in one line: Ctrl-C prints
     `PROG: INTERRUPTED` and exits with status 130; a full or read-only disk, or a folder without permission,
     prints `PROG: error: ...` naming the path and what to free or change (`zoo.fileio.describe_fault`) and
@@ -151,6 +180,7 @@ def guarded(prog, body, interrupted=INTERRUPTED, hint=None):
         body: the command's work.
         interrupted: the line after Ctrl-C (what was kept, how to go on).
         hint: where else the command can write (e.g. "choose another --out"), said after the remedy.
+        target: what the command writes, named (with its device's free space) when a fault names no path.
 
     Returns:
         what `body()` returns.
@@ -161,7 +191,7 @@ def guarded(prog, body, interrupted=INTERRUPTED, hint=None):
         print(f"{prog}: {interrupted}", file=sys.stderr, flush=True)
         raise SystemExit(130) from None
     except Exception as error:  # OSError, and the errors of libraries that write by path (h5py, TensorFlow)
-        line = describe_fault(error, hint=_cache_hint(error) or hint)
+        line = describe_fault(error, hint=_cache_hint(error) or hint, target=target)
         if line is None:
             raise
         print(f"{prog}: error: {line}", file=sys.stderr, flush=True)

@@ -26,12 +26,13 @@ import sys
 from typing import Optional
 
 from zoo.commands.parsing import (BATCH_SIZE, COUNT, FILE_TO_READ, FILE_TO_WRITE, FOLDER_TO_READ, PATH_TO_READ,
-                                  CommandParser, check_model, guarded)
+                                  THREADS, CommandParser, check_model, guarded)
 from zoo.data.trees import TreeFormatError, parse_binary_parse
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError, atomic_write
 from zoo.quiet import import_tensorflow
 from zoo.runs.evaluation import chance_note
+from zoo.runs.targets import check_output
 
 
 class PredictError(UserError):
@@ -101,7 +102,7 @@ def build_parser(prog="predict.py"):
     parser.add_argument("--input", type=FILE_TO_READ, help="a JSON-lines file of {\"premise\": ..., \"hypothesis\": ...}")
     parser.add_argument("--output", type=FILE_TO_WRITE, help="with --input: write the predictions here (default stdout)")
     parser.add_argument("--batch-size", type=BATCH_SIZE, default=256, help="pairs per model call (default 256)")
-    parser.add_argument("--num-threads", type=COUNT, default=None,
+    parser.add_argument("--num-threads", type=THREADS, default=None,
                         help="--tflite: the interpreter's threads (default: LiteRT's)")
     parser.add_argument("--show-attention", action="store_true",
                         help="print the alignment of the pair as a text heatmap")
@@ -183,6 +184,8 @@ def check_request(request):
         raise PredictError("--num-threads goes with --tflite")
     kind, path = request.model
     check_model(kind, path)
+    if request.output:  # never onto the input, a file of the model, or into another kind of folder
+        check_output(request.output, "report", "--output", inputs=[request.input])
     for option in ("premise", "hypothesis", "premise_parse", "hypothesis_parse"):
         text = getattr(request, option)
         try:
@@ -334,7 +337,8 @@ def main(argv=None, prog="predict.py"):
     """Runs `predict.py`; a user error prints one line `predict.py: error: ...` and exits with status 2. The
     arguments and the files they name are checked before TensorFlow starts (`predict` opens the model last)."""
     request = request_from_args(build_parser(prog).parse_args(argv))
-    return guarded(prog, lambda: predict_command(request, prog), hint="write elsewhere with --output")
+    return guarded(prog, lambda: predict_command(request, prog), hint="write elsewhere with --output",
+                   target=request.output)
 
 
 def predict_command(request, prog):

@@ -19,12 +19,13 @@ import sys
 import warnings
 
 from zoo.commands.options import add_train_options
-from zoo.commands.parsing import COUNT, FOLDER_TO_WRITE, SEED, CommandParser, fail, guarded
+from zoo.commands.parsing import FOLDER_TO_WRITE, RESAMPLES, STEPS, SEED, CommandParser, fail, guarded
 from zoo.comparison import statistics
 from zoo.comparison.spec import TRAIN_OPTIONS, SpecError
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
 from zoo.quiet import import_tensorflow
+from zoo.runs.targets import check_output
 from zoo.reproduction.estimate import DEFAULT_STEPS
 from zoo.reproduction.tables import load_paper, paper_keys
 
@@ -50,10 +51,10 @@ def build_parser(prog="nli-zoo reproduce"):
     parser.add_argument("--dry-run", action="store_true",
                         help="list what would be trained, each run's state, and an epoch's time on this machine "
                              "estimated from a few timed training steps; train nothing")
-    parser.add_argument("--timed-steps", type=COUNT, default=DEFAULT_STEPS,
+    parser.add_argument("--timed-steps", type=STEPS, default=DEFAULT_STEPS,
                         help=f"with --dry-run: training steps timed per model (default {DEFAULT_STEPS})")
     parser.add_argument("--out", default=None, type=FOLDER_TO_WRITE, help="where to write the report (default DIR/reports/PAPER)")
-    parser.add_argument("--resamples", type=COUNT, default=statistics.RESAMPLES,
+    parser.add_argument("--resamples", type=RESAMPLES, default=statistics.RESAMPLES,
                         help=f"bootstrap resamples (default {statistics.RESAMPLES})")
     parser.add_argument("--bootstrap-seed", type=SEED, default=0, help="seed of the bootstrap (default 0)")
     parser.add_argument("--no-tensorboard", action="store_true", help="do not write the TensorBoard summaries")
@@ -89,7 +90,8 @@ def main(argv=None, prog="nli-zoo reproduce"):
     """
     args = build_parser(prog).parse_args(argv)
     interrupted = "interrupted: rerun the same command to resume (the run in progress resumes after its last finished epoch)"
-    return guarded(prog, lambda: reproduce_command(args, prog), interrupted, hint="use another --dir")
+    return guarded(prog, lambda: reproduce_command(args, prog), interrupted, hint="use another --dir",
+                   target=args.dir)
 
 
 def reproduce_command(args, prog):
@@ -110,12 +112,16 @@ def reproduce_command(args, prog):
         rows = select_rows(paper, args.rows)
         spec = ReproductionSpec.of(rows, seeds=args.seeds, settings=args.settings, verbose=args.verbose,
                                    **{name: getattr(args, name) for name in TRAIN_OPTIONS})
+        check_output(args.dir, "reproduction", "--dir", inputs=[args.data_dir])
+        if args.out:
+            check_output(args.out, "report", "--out", inputs=[args.data_dir])
         check_sources(spec)
         check_directory(args.dir)
     except (UserError, SpecError) as error:
         fail(prog, error)
     import_tensorflow()  # its informational start-up lines filtered (zoo.quiet)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # as nli-zoo train
+    check_inputs(prog, paper, spec, args)  # offline: one line naming the data and vector options, nothing written
     if args.dry_run:
         return dry_run(prog, paper, rows, spec, args)
     from zoo.comparison.tuner import SweepStopped
@@ -145,6 +151,26 @@ def reproduce_command(args, prog):
               "train them again", file=sys.stderr)
         raise SystemExit(1)
     return result
+
+
+def check_inputs(prog, paper, spec, args):
+    """Stops at once, as `nli-zoo train` does, when a unit's corpus or word vectors must be downloaded and
+    cannot be (offline): one line naming the offline options of both, before any folder is made (no failed
+    trials, no `sweeps/`). The vectors are fetched now (once, for every run), or only checked for a dry run."""
+    from zoo.reproduction.plan import SWEEPS_DIR
+    from zoo.training.config import RunConfig
+    from zoo.training.inputs import check_available
+
+    sweep_dir = os.path.join(args.dir, SWEEPS_DIR, spec.sweep_name(paper.key))
+    needed = set()
+    try:
+        for unit in spec.units:
+            config = RunConfig.create(**spec.train_options({"unit": unit.name}, spec.seeds[0], sweep_dir))
+            needed.add((config.embeddings, config.source))
+        for embeddings, source in sorted(needed, key=str):
+            check_available(embeddings, source, fetch=not args.dry_run)
+    except UserError as error:
+        fail(prog, error)
 
 
 def dry_run(prog, paper, rows, spec, args):

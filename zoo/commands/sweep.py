@@ -18,11 +18,12 @@ import sys
 import warnings
 
 from zoo.commands.options import add_train_options
-from zoo.commands.parsing import COUNT, FOLDER_TO_WRITE, CommandParser, guarded
+from zoo.commands.parsing import FOLDER_TO_WRITE, TRIALS, CommandParser, guarded
 from zoo.comparison.spec import SEARCHES, TRAIN_OPTIONS, SpecError, SweepSpec, entries_from_flags
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
 from zoo.quiet import import_tensorflow
+from zoo.runs.targets import check_output
 
 
 def build_parser(prog="nli-zoo sweep"):
@@ -48,7 +49,7 @@ def build_parser(prog="nli-zoo sweep"):
                         help="a search dimension: a range (ints: whole numbers; :log samples its logarithm) or "
                              "values, e.g. learning_rate=1e-4:1e-2:log, dropout=0:0.5, hidden_size=100,200, "
                              "lr_decay.wait=1:3")
-    parser.add_argument("--max-trials", type=COUNT, default=None, help="samples of a search (default 10)")
+    parser.add_argument("--max-trials", type=TRIALS, default=None, help="samples of a search (default 10)")
     add_train_options(parser, vectors="each model's paper vectors")
     return parser
 
@@ -85,7 +86,8 @@ def main(argv=None, prog="nli-zoo sweep"):
     import_tensorflow()  # its notices filtered (zoo.quiet)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # as nli-zoo train
     interrupted = "interrupted: rerun the same command to resume the sweep (the trial in progress resumes after its last finished epoch)"
-    summary = guarded(prog, lambda: sweep_command(spec, args, prog), interrupted, hint="use another --dir")
+    summary = guarded(prog, lambda: sweep_command(spec, args, prog), interrupted, hint="use another --dir",
+                   target=args.dir)
     trials = summary["trials"]
     print(f"[sweep] {args.dir}: {len(trials)} trial(s){' run by this worker' if summary['role'] == 'worker' else ''}")
     for entry in trials:
@@ -106,6 +108,11 @@ def main(argv=None, prog="nli-zoo sweep"):
 
 def sweep_command(spec, args, prog):
     """Runs the sweep (`main` once the command line is parsed); its errors are one line."""
+    try:  # a sweep replaces no run, export or reproduction, and never its data
+        check_output(args.dir, "sweep", "--dir", inputs=[args.data_dir])
+    except UserError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
     from zoo.comparison.tuner import SweepStopped, run_sweep  # imports KerasTuner, and so TensorFlow: after the filter
 
     try:

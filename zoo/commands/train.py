@@ -9,12 +9,15 @@ import sys
 import warnings
 
 from zoo.commands.options import add_corpus_options
-from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, PATH_TO_READ,
-                                  MESSAGE_OPTIONS, SECONDS, SEED, CommandParser, guarded)
+from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, EPOCHS, EXAMPLES_SHOWN, FOLDER_TO_READ,
+                                  FOLDER_TO_WRITE, MESSAGE_OPTIONS, PATH_TO_READ, SECONDS, SEED, THREADS, CommandParser,
+                                  guarded)
+from zoo.commands.parsing import EMBEDDING_DIM as EMBEDDING_DIM_FLAG
 from zoo.constants import EMBEDDING_DIM
-from zoo.errors import TrainError, TrainInterrupted
+from zoo.errors import TrainError, TrainInterrupted, UserError
 from zoo.quiet import import_tensorflow
 from zoo.runs.evaluation import chance_note
+from zoo.runs.targets import check_output
 from zoo.training import compile_cache
 from zoo.training.config import ATTENTION_SCALES, MIXED_PRECISION, STRATEGIES, RunConfig
 
@@ -51,9 +54,9 @@ def build_parser(prog="train.py"):
                              "~/.cache/nli-zoo): glove-840b-300d, glove-6b-300d, word2vec-google-news-300, "
                              "fasttext-crawl-300d-2m; a vector file (.txt/.vec/.gz/.zip, word2vec .bin/.bin.gz); "
                              "or 'none' (random vectors, all trainable)")
-    parser.add_argument("--embedding-dim", type=COUNT, default=None,
+    parser.add_argument("--embedding-dim", type=EMBEDDING_DIM_FLAG, default=None,
                         help=f"word vector size with --embeddings none (default {EMBEDDING_DIM}, as in the papers)")
-    parser.add_argument("--epochs", type=COUNT, default=None, help="shortcut for --set epochs=N")
+    parser.add_argument("--epochs", type=EPOCHS, default=None, help="shortcut for --set epochs=N")
     parser.add_argument("--batch-size", type=BATCH_SIZE, default=None, help="shortcut for --set batch_size=B")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a preset setting (model, train or data section); repeatable; "
@@ -91,7 +94,7 @@ def build_parser(prog="train.py"):
     parser.add_argument("--log-every", type=COUNT_OR_ZERO, default=None,
                         help="write batch-level TensorBoard scalars every N steps (0 = per epoch only; default: "
                              "about 20 points per epoch)")
-    parser.add_argument("--attention-examples", type=COUNT_OR_ZERO, default=DEFAULTS["attention_examples"],
+    parser.add_argument("--attention-examples", type=EXAMPLES_SHOWN, default=DEFAULTS["attention_examples"],
                         help="number of fixed dev pairs whose attention is drawn (0 = none)")
     parser.add_argument("--images-every", type=COUNT_OR_ZERO, default=argparse.SUPPRESS, metavar="N",
                         help="draw the attention and confusion images after every Nth epoch and after the last "
@@ -107,7 +110,7 @@ def build_parser(prog="train.py"):
                         help="batch pairs in data order instead of bucketing them by length")
     parser.add_argument("--no-shuffle", action="store_true", help="do not shuffle the training set")
     # Development and test hooks, hidden from --help.
-    parser.add_argument("--cpu-devices", type=COUNT, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--cpu-devices", type=THREADS, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--pause-after-epoch", type=SECONDS, default=DEFAULTS["pause_after_epoch"],
                         help=argparse.SUPPRESS)
     return parser
@@ -129,13 +132,17 @@ def main(argv=None, prog="train.py"):
     args = build_parser(prog).parse_args(argv)
     run_dir = args.run_dir or os.path.join("runs", args.model)
     interrupted = f"interrupted: {run_dir} keeps every finished epoch; rerun the same command to resume after the last one"
-    return guarded(prog, lambda: train_command(args, prog), interrupted, hint="train in another --run-dir")
+    return guarded(prog, lambda: train_command(args, prog), interrupted, hint="train in another --run-dir",
+                   target=run_dir)
 
 
 def train_command(args, prog):
     """`main` once the command line is parsed."""
     try:
         config = run_config(args)  # validated once, before TensorFlow and before the run directory is touched
+        # a run replaces only a run, never a sweep, an export, its data or the run it starts from
+        check_output(config.run_dir, "run", "--run-dir", overwrite=args.overwrite,
+                     inputs=[args.data_dir, args.init_from, *(args.members or ()), args.embeddings])
         compile_cache.enable(config.compile_cache, backend="tensorflow")  # read when TensorFlow starts
         import_tensorflow()  # its notices filtered (zoo.quiet)
         # Deferred: the training loop imports TensorFlow and Keras.
@@ -148,7 +155,7 @@ def train_command(args, prog):
         if note:  # a first run on the shipped sample: say why the accuracy is what it is
             print(note, flush=True)
         return trained
-    except TrainError as error:
+    except UserError as error:  # TrainError, and a --run-dir it must not write (OutputError)
         interrupted = isinstance(error, TrainInterrupted)
         if interrupted and sys.stdout.isatty():
             print(flush=True)  # ends the progress bar's line: the message stands on its own

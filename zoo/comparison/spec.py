@@ -38,6 +38,7 @@ from zoo.training.config import RunConfig, parse_value
 
 SEARCHES = ("grid", "random", "bayesian")
 DEFAULT_MAX_TRIALS = 10
+MAX_SEEDS, MAX_TRIALS = values.MAX_SEEDS, values.MAX_TRIALS
 # The training options a sweep gives every run (keyword arguments of `zoo.training.train`), with their types.
 TRAIN_OPTIONS = {"dataset": str, "data_dir": str, "embeddings": str, "embedding_dim": int, "epochs": int,
                  "batch_size": int, "max_train_examples": int, "max_eval_examples": int}
@@ -133,8 +134,9 @@ class SweepSpec:
                 raise SpecError(f"{where}: set {axes[0]} has several values (a grid axis); in a {search} search "
                                 f"give them as --tune {axes[0]}=V1,V2,...")
             max_trials = DEFAULT_MAX_TRIALS if max_trials is None else max_trials
-            if not isinstance(max_trials, int) or isinstance(max_trials, bool) or max_trials < 1:
-                raise SpecError(f"{where}: max_trials must be a whole number > 0, got {max_trials!r}")
+            if not isinstance(max_trials, int) or isinstance(max_trials, bool) or not 1 <= max_trials <= MAX_TRIALS:
+                raise SpecError(f"{where}: max_trials must be a whole number from 1 to {MAX_TRIALS:,}, got "
+                                f"{max_trials!r}")
         return cls(models=tuple(models), seeds=seeds, settings=settings, tune=tune, search=search,
                    max_trials=max_trials, train=train, verbose=verbose)
 
@@ -310,11 +312,13 @@ def _seeds(value, where):
     """The seeds of a count (seeds 0..N-1) or a list, each checked as every seed is (`zoo.settings.values`)."""
     try:
         if isinstance(value, list) and value:
+            if len(value) > MAX_SEEDS:
+                raise SpecError(f"{where}: {len(value):,} seeds: at most {MAX_SEEDS:,}")
             seeds = tuple(values.seed(seed, "a seed") for seed in value)
             if len(set(seeds)) != len(seeds):
                 raise SpecError(f"{where}: seeds {value}: a seed is listed twice")
             return seeds
-        return tuple(range(values.count(value, "seeds")))
+        return tuple(range(values.count(value, "seeds", maximum=MAX_SEEDS)))
     except ConfigError as error:
         raise SpecError(f"{where}: {error} (seeds: a count >= 1 or a list of seeds)") from None
 

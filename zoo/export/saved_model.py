@@ -146,18 +146,29 @@ def max_lengths(data):
     return {"premise": data.max_premise_length, "hypothesis": data.max_hypothesis_length}
 
 
+MAX_REQUEST_PAIRS = 65_536  # pairs of one request (zoo.settings.values.MAX_BATCH_SIZE): more are several requests
+
+
 def checked_request(texts):
     """`texts` once the request is well formed, else the request fails with an assertion naming the field
     (TF Serving answers with it) instead of an op's shape error deep in the graph: every input a list of
-    strings `[B]` (a scalar is refused), as many rows as `premise`, and valid UTF-8 (the first bad row named:
-    `premise[3]: not valid UTF-8 text`)."""
+    strings `[B]` (a scalar or a nested list is refused) of 1 to `MAX_REQUEST_PAIRS` rows, as many rows as
+    `premise`, and valid UTF-8 (the first bad row named: `premise[3]: not valid UTF-8 text`)."""
     checks = []
     rows = {}
     for name, value in texts.items():
-        # the first dimension, or -1 for a scalar (a request TF Serving feeds as it is, whatever the signature)
-        rows[name] = tf.gather(tf.concat([tf.shape(value), [-1]], 0), 0)
+        # TF Serving feeds a request's tensor as it is, whatever the signature's shape: its first two
+        # dimensions, -1 where it has none (a scalar has no first, a list of strings no second)
+        dims = tf.concat([tf.shape(value), [-1, -1]], 0)
+        rows[name] = tf.gather(dims, 0)
         checks.append(tf.debugging.assert_non_negative(rows[name], message=f"{name} must be a list of strings, one "
                                                        "per pair (a single pair is a list of one)"))
+        checks.append(tf.debugging.assert_negative(tf.gather(dims, 1), message=f"{name} must be a list of strings, "
+                                                   "one per pair, not a nested list (shape [B])"))
+        checks.append(tf.debugging.assert_none_equal(rows[name], 0, message=f"{name} is an empty list: send at "
+                                                     "least one pair"))
+        checks.append(tf.debugging.assert_less_equal(rows[name], MAX_REQUEST_PAIRS, message=f"{name} holds more "
+                                                     f"than {MAX_REQUEST_PAIRS:,} pairs: send them in several requests"))
     with tf.control_dependencies(checks):
         checks = [tf.debugging.assert_equal(rows[name], rows["premise"], message=f"{name} must have as many rows as "
                                             "premise (one per pair)") for name in texts if name != "premise"]

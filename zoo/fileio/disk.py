@@ -79,13 +79,16 @@ def _size(count):
     return f"{count} bytes"
 
 
-def describe_fault(error, path=None, hint=None):
+def describe_fault(error, path=None, hint=None, target=None):
     """One line for a machine fault behind `error`, or None when it is not one.
 
     Args:
         error: the exception.
         path: the file or folder being written (default: the one the error names).
         hint: where else the command can write (e.g. "train in another --run-dir"), said after the remedy.
+        target: what the command writes (its --out, --output, --run-dir), named when the error names no path
+            (a full disk fails `write()`, whose error carries no file name): its device is the full one, not
+            the working folder's.
 
     Returns:
         e.g. "cannot write runs/esim/backup/epoch-3.weights.h5: no space left on the device of /data (12.0 MB
@@ -94,7 +97,7 @@ def describe_fault(error, path=None, hint=None):
     code = fault_errno(error)
     if code is None:
         return None
-    path = path or fault_path(error) or "a file"
+    path = path or fault_path(error) or (os.fspath(target) if target else None) or "a file"
     folder = _existing_folder(os.path.dirname(os.path.abspath(path)) if path != "a file" else os.getcwd())
     rerun = "and rerun the same command (nothing written before is lost)"
     elsewhere = f"; or {hint}" if hint else ""
@@ -109,4 +112,7 @@ def describe_fault(error, path=None, hint=None):
         return f"cannot write {path}: {folder} is on a read-only file system: remount it writable {rerun}{elsewhere}"
     if code == errno.ENOTDIR:
         return f"{path}: a part of that path is a file, not a folder: move it away {rerun}{elsewhere}"
+    if os.path.isdir(folder) and not os.access(folder, os.W_OK):
+        return (f"cannot write {path}: {folder} is read-only for this user: make it writable (chmod u+w) "
+                f"{rerun}{elsewhere}")
     return f"{path}: permission denied (in {folder}): give this user access there {rerun}{elsewhere}"

@@ -129,8 +129,10 @@ class DirectoryLock:
             logger.debug(f"[lock] released the lock of the {self.what} {self.directory}")
 
     def live_holder(self):
-        """The record of the live process holding this lock now (not this object), or None: looked at without
-        taking the lock (a shared flock tried and released at once)."""
+        """The record of the live process holding this lock now, or None: looked at without taking the lock (a
+        shared flock tried and released at once). This process is never the holder it reports (another of its
+        own `DirectoryLock`s on the folder, e.g. an export reading a run under that run's lock): a file that
+        does not match while it holds the lock is damaged, not being written."""
         if self._fd is not None:
             return None
         try:
@@ -144,13 +146,13 @@ class DirectoryLock:
                     fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
                 except OSError as e:
                     if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                        return holder
+                        return None if _ours(holder) else holder
                 else:
                     fcntl.flock(fd, fcntl.LOCK_UN)
                     return None
             pid = holder.get("pid")
             same_host = holder.get("host") in (None, host())
-            return holder if isinstance(pid, int) and (not same_host or pid_alive(pid)) else None
+            return holder if isinstance(pid, int) and (not same_host or pid_alive(pid)) and not _ours(holder) else None
         finally:
             os.close(fd)
 
@@ -238,6 +240,11 @@ class DirectoryLock:
                     f"delete {self.path}")
         return LockedError(f"the {self.what} {self.directory} is in use by {describe_holder(holder)}: {hint}",
                            holder, self.path)
+
+
+def _ours(holder):
+    """Whether a lock's holder is this process."""
+    return holder.get("pid") == os.getpid() and holder.get("host") in (None, host())
 
 
 def describe_holder(holder):

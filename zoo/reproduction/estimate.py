@@ -21,15 +21,24 @@ import numpy as np
 
 from zoo.reproduction.plan import SWEEPS_DIR
 from zoo.runs import layout
+from zoo.runs.record import load_record
+from zoo.runs.results import read_results
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_STEPS = 10
 
 
-def run_state(run_dir):
-    """`"finished"`, `"resumes after epoch N"` or `"new"`."""
+def run_state(run_dir, epochs=None):
+    """`"finished"`, `"trains further from N to M epochs"`, `"resumes after epoch N"` or `"new"`: what the real
+    command does with the run when it asks for `epochs` (a finished run that trained all its epochs and is
+    asked for more trains on, as `zoo.runs.layout.prepare_run_dir` decides)."""
     if os.path.exists(os.path.join(run_dir, layout.RESULTS_FILE)):
+        trained = load_record(run_dir).settings.train.epochs
+        results = read_results(run_dir)
+        ran = len(results.history) if results is not None else 0
+        if epochs is not None and epochs > trained and ran >= trained:
+            return f"finished at {trained} epoch(s): trains further to {epochs}"
         return "finished"
     history = layout.read_json(os.path.join(run_dir, layout.HISTORY_FILE)) or {}
     epochs = len(history.get("epochs") or [])
@@ -69,8 +78,10 @@ def estimate(spec, directory, steps=DEFAULT_STEPS):
         runs = []
         for seed in spec.seeds:
             run_dir = spec.train_options({"unit": unit.name}, seed, sweep_dir)["run_dir"]
-            runs.append([seed, run_dir, run_state(run_dir)])
+            runs.append([seed, run_dir, None])
         config = RunConfig.create(**spec.train_options({"unit": unit.name}, spec.seeds[0], sweep_dir))
+        for run in runs:
+            run[2] = run_state(run[1], config.train.epochs)
         logger.info(f"[dry-run] {unit.name}: timing {steps} training steps")
         entry = {"unit": unit.name, "model": unit.model, "runs": runs, "batch_size": config.train.batch_size,
                  "epochs": config.train.epochs}

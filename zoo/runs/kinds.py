@@ -9,6 +9,7 @@ import os
 from zoo import fileio
 from zoo.errors import UserError
 from zoo.runs.layout import VOCAB_FILE as RUN_VOCAB_FILE
+from zoo.runs.layout import lost_config
 from zoo.runs.record import CONFIG_FILE as RUN_CONFIG_FILE
 from zoo.runs.record import load_record
 
@@ -61,6 +62,9 @@ def check_kind(path, kind, option):
         zoo.fileio.CorruptFileError: a run's damaged `config.json` (one line naming the file and field).
     """
     found = kind_of(path)
+    if kind == "run" and found is None and lost_config(path):
+        raise UserError(f"{option} {path}: {os.path.join(os.fspath(path), RUN_CONFIG_FILE)} is missing, and the run's "
+                        "settings are in it: put the run's config.json back (from a copy of the run)")
     if found != kind:
         what = ("does not exist" if not os.path.exists(os.fspath(path))
                 else f"is {_DESCRIBED[found]}, not {_DESCRIBED[kind]}" if found else f"is not {_DESCRIBED[kind]}")

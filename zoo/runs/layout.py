@@ -48,6 +48,26 @@ KEPT = {fileio.LOCK_NAME, "workers"}
 IDENTITY_KEYS = ("model", "preset", "embeddings", "data", "seed")
 
 
+# Files only training writes: a folder holding two of these (one of them its weights, state or manifest)
+# is a run, even without its config.json.
+RUN_FILES = (MANIFEST_FILE, BACKUP_DIR, BEST_WEIGHTS_FILE, VOCAB_FILE, HISTORY_FILE, RESULTS_FILE)
+
+
+def lost_config(run_dir):
+    """Whether `run_dir` holds a run that lost its config.json (two or more of a run's files, its weights,
+    state or manifest among them, and no config.json)."""
+    has = lambda name: os.path.exists(os.path.join(run_dir, name))  # noqa: E731
+    return (os.path.isdir(run_dir) and not has(CONFIG_FILE) and sum(map(has, RUN_FILES)) >= 2
+            and any(map(has, RUN_FILES[:3])))
+
+
+def holds(folder, limit=4):
+    """What a folder holds, in a few words: `3 entries: a, b, c`."""
+    names = sorted(set(os.listdir(folder)) - KEPT)
+    return f"{len(names)} entr{'y' if len(names) == 1 else 'ies'}: " + ", ".join(names[:limit]) + (
+        ", ..." if len(names) > limit else "")
+
+
 def default_run_dir(model_name, root="runs"):
     """The run directory used when `--run-dir` is not given: `runs/MODEL` (deterministic, so that
     rerunning the same command resumes)."""
@@ -148,9 +168,13 @@ def prepare_run_dir(run_dir, identity, epochs, overwrite=False):
         old = None  # the remedy: the damaged run is cleared and trained again
     if old is None:
         # "workers" holds the scratch directories of multi-worker training, created by other processes
+        if lost_config(run_dir):  # never --overwrite: that would delete the run
+            raise RunConflictError(f"{os.path.join(run_dir, CONFIG_FILE)} is missing: {run_dir} holds a run "
+                                   f"({holds(run_dir)}) whose settings are in that file; put the run's "
+                                   f"{CONFIG_FILE} back (from a copy of the run), or choose another --run-dir")
         if os.path.isdir(run_dir) and set(os.listdir(run_dir)) - KEPT and not overwrite:
-            raise RunConflictError(f"{run_dir} exists and is not a run directory; "
-                                   "choose another --run-dir or pass --overwrite")
+            raise RunConflictError(f"{run_dir} exists and is not a run directory (it holds {holds(run_dir)}): "
+                                   "choose another --run-dir, or pass --overwrite to delete what it holds")
         if os.path.isdir(run_dir) and overwrite:
             clear_run_dir(run_dir)
         return RunStage.NEW
@@ -186,7 +210,11 @@ def prepare_run_dir(run_dir, identity, epochs, overwrite=False):
     except ValueError:
         history = {}
     finished_training = history.get("finished") and os.path.exists(os.path.join(run_dir, BEST_WEIGHTS_FILE))
-    return RunStage.EVALUATE if finished_training and state.legacy is None else RunStage.RESUME
+    if finished_training and state.legacy is None:
+        # evaluated and sealed again: only weights the manifest vouches for (never another run's, copied in)
+        check_run(run_dir, [CONFIG_FILE, VOCAB_FILE, BEST_WEIGHTS_FILE], expected=old.manifest)
+        return RunStage.EVALUATE
+    return RunStage.RESUME
 
 
 def never_trained(run_dir):

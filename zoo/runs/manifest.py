@@ -11,8 +11,11 @@ rebuilt by rerunning `train.py`; a file nothing can rebuild (a finished run's be
 is named with `--overwrite`. The backup's own files are checked by the run state (`zoo.runs.state`: each
 generation records the SHA-256 of its weights).
 
-A run written before the zoo kept manifests (its `config.json` without `"manifest": true`) is read
-unchecked, as before. While `train.py` holds the run (its lock), its files change between two commits: a
+A run written with manifests says so in its `config.json` (`"manifest": true`; the manifest covers
+config.json itself), so that removing the manifest does not turn the check off: a missing manifest is
+refused, and its remedy never writes a new one over files nothing vouches for. A run without the flag and
+without a manifest (written before the zoo kept them, or edited to look so) is read unchecked, with one
+line saying so. While `train.py` holds the run (its lock), its files change between two commits: a
 mismatch then says so instead of calling the run damaged.
 
 ```python
@@ -21,6 +24,7 @@ seal("runs/esim")                                                        # after
 ```
 """
 
+import logging
 import os
 
 from zoo import fileio
@@ -37,6 +41,7 @@ MANIFEST_FILE = "manifest.json"
 COVERED = (CONFIG_FILE, VOCAB_FILE, BEST_WEIGHTS_FILE, HISTORY_FILE, RESULTS_FILE)
 
 RERUN = "rerun the run's train.py command"
+logger = logging.getLogger(__name__)
 HASHER = fileio.checksums.HASHER  # by inode: a commit hashes only the files it changed
 
 
@@ -62,8 +67,10 @@ def remedy(run_dir, name):
         return f"delete it: {RERUN} writes it again from {RESULTS_FILE}"
     if name == RESULTS_FILE:
         return RESULTS_REMEDY
-    return (f"delete {RESULTS_FILE} and {RERUN}: the best weights are evaluated again and the manifest written with "
-            "the new results")
+    # the manifest of a finished run: nothing else can vouch for its weights (rebuilding it would seal
+    # whatever weights are there now, another run's included)
+    return (f"put the run's own {MANIFEST_FILE} back (from a copy of the run), or train the run again with "
+            "--overwrite; a manifest written now could not tell the run's weights from another run's")
 
 
 def seal(run_dir):
@@ -88,7 +95,22 @@ def recorded(run_dir, expected=True):
     if files is None and expected:
         raise fileio.ManifestError(f"{path} is missing, so the run's files cannot be checked: "
                                    f"{remedy(run_dir, MANIFEST_FILE)}", path, MANIFEST_FILE)
+    if files is None:
+        unchecked(run_dir)
     return files
+
+
+_SAID = set()
+
+
+def unchecked(run_dir):
+    """Says once per process that a run without a manifest is used unchecked."""
+    key = os.path.realpath(run_dir)
+    if key not in _SAID:
+        _SAID.add(key)
+        logger.warning("%s has no %s and its %s does not say it keeps one (a run written before the zoo kept "
+                       "manifests, or one edited to look so): its files are used unchecked; train it again to "
+                       "have them checked", run_dir, MANIFEST_FILE, CONFIG_FILE)
 
 
 def check_run(run_dir, names, expected=True, holder=None):

@@ -6,7 +6,7 @@ Each validator takes the value and the name to blame (a flag such as `--batch-si
 
 | kind | validator | accepts |
 |---|---|---|
-| a count of things (examples, epochs, trials) | `count` | a whole number >= 1 (>= 0 with `zero=True`) |
+| a count of things (examples, epochs, trials) | `count` | a whole number from 1 (0 with `zero=True`) to `maximum` (default `MAX_COUNT`) |
 | a batch size | `batch_size` | a whole number from 1 to `MAX_BATCH_SIZE` |
 | a seed | `seed` | a whole number from 0 to `MAX_SEED` |
 | a real number (rates, norms) | `number` | a finite number > 0 (>= 0 with `zero=True`) |
@@ -29,6 +29,9 @@ import tempfile
 from zoo.errors import ConfigError
 
 MAX_SEED = 2**32 - 1          # numpy's and TensorFlow's seeds
+MAX_COUNT = 10**9             # any count (examples, epochs, steps, ...) unless its flag sets a lower bound
+MAX_SEEDS = 1_000             # the seeds of a sweep or a reproduction (N runs per setting)
+MAX_TRIALS = 10_000           # the samples of a search
 MAX_BATCH_SIZE = 2**16        # larger than any paper or accelerator uses; beyond it the tensors of one batch of
                               # long pairs exceed a machine's memory and TensorFlow aborts the process
 
@@ -51,9 +54,10 @@ def whole(value, name=None, minimum=1, maximum=None):
     return int(value)
 
 
-def count(value, name=None, zero=False):
-    """A count of things: a whole number >= 1 (>= 0 with `zero`)."""
-    return whole(value, name, minimum=0 if zero else 1)
+def count(value, name=None, zero=False, maximum=MAX_COUNT):
+    """A count of things: a whole number from 1 (0 with `zero`) to `maximum` (default `MAX_COUNT`: no count
+    the zoo takes is near it; a bound keeps a mistyped one from running on for hours or exhausting memory)."""
+    return whole(value, name, minimum=0 if zero else 1, maximum=maximum)
 
 
 def batch_size(value, name=None):

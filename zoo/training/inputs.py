@@ -18,6 +18,7 @@ from zoo.data import readers
 from zoo.data.corpora import MULTINLI_HOST, by_role, describe, load_corpus
 from zoo.data.snli import DOWNLOAD_HOST as SNLI_HOST
 from zoo.data.vectors import CATALOG, fetch_vectors
+from zoo.data.vectors.download import check_obtainable
 from zoo.data.embeddings import EmbeddingMatrix, build_embedding_matrix, find_vector, load_vectors
 from zoo.data.vocab import PAD_ID, Vocabulary
 from zoo.errors import TrainError
@@ -36,13 +37,14 @@ TFDS_CORPORA = {
 
 
 # Availability ------------------------------------------------------------------------------------
-def check_available(embeddings, source):
+def check_available(embeddings, source, fetch=True):
     """Stops at once, in one message, when the word vectors or the corpus must be downloaded and cannot be
     (a machine without network): both are checked, so that the message names every offline option, before
     any data is read or the run directory is written.
 
-    Named word vectors are fetched now (at once when cached). A tensorflow-datasets corpus (`snli`,
-    `multi_nli`) that is not prepared needs its host.
+    Named word vectors are fetched now (at once when cached; with `fetch` False, only checked to be cached or
+    reachable: a plan that trains nothing). A tensorflow-datasets corpus (`snli`, `multi_nli`) that is not
+    prepared needs its host.
 
     Raises:
         TrainError: naming what cannot be had and the offline options of each.
@@ -50,7 +52,7 @@ def check_available(embeddings, source):
     problems = []
     if embeddings in CATALOG:
         try:
-            fetch_vectors(embeddings)
+            fetch_vectors(embeddings) if fetch else check_obtainable(embeddings)
         except (RuntimeError, OSError, ValueError) as error:
             problems.append(str(error).rstrip("."))
     if source in TFDS_CORPORA and not tfds_prepared(source):

@@ -230,6 +230,7 @@ def run_directory(run_dir):
     naming the holder). A run that stopped before writing its `config.json` leaves nothing behind: not its
     vocabulary, and not the folder when it made it."""
     existed, had_config = os.path.isdir(run_dir), os.path.exists(os.path.join(run_dir, layout.CONFIG_FILE))
+    had_vocab = os.path.exists(os.path.join(run_dir, layout.VOCAB_FILE))  # a run that lost its config.json keeps it
     try:
         lock = layout.lock(run_dir).acquire()
     except (LockedError, NotADirectoryError) as error:
@@ -238,7 +239,7 @@ def run_directory(run_dir):
         yield
     finally:
         lock.release()
-        if not had_config and not os.path.exists(os.path.join(run_dir, layout.CONFIG_FILE)):
+        if not had_config and not had_vocab and not os.path.exists(os.path.join(run_dir, layout.CONFIG_FILE)):
             with contextlib.suppress(OSError):
                 os.remove(os.path.join(run_dir, layout.VOCAB_FILE))
             if not existed:

@@ -59,6 +59,21 @@ def resolve_cache_dir(cache_dir=None):
     return os.path.abspath(os.path.expanduser(os.fspath(cache_dir)))
 
 
+def check_obtainable(name, cache_dir=None):
+    """Raises what `fetch_vectors(name)` would raise offline, without downloading: a catalog set that is not
+    cached, not waiting in the downloads folder, and whose host cannot be reached (`DataUnavailableError`
+    naming the offline options). For a plan (`nli-zoo reproduce --dry-run`) that trains nothing."""
+    source = CATALOG[name]
+    root = resolve_cache_dir(cache_dir)
+    if index_ready(os.path.join(root, "vectors", source.name)) or os.path.exists(
+            os.path.join(root, "downloads", source.filename)):
+        return
+    if urllib.parse.urlparse(source.url).scheme in ("http", "https"):
+        address = _probe_address(source.url)
+        if not _host_reachable(address):
+            raise _offline(source, f"{address[0]} cannot be reached (no network?)")
+
+
 def fetch_vectors(source, cache_dir=None, progress=True, keep_download=False):
     """Downloads and converts a catalog vector set once; returns the folder of its index.
 

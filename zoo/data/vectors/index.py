@@ -21,7 +21,6 @@ import numpy as np
 from zoo import fileio
 from zoo.data.errors import DataUnavailableError
 from zoo.data.vectors.formats import NonFiniteVectorError, describe_bad_value, first_bad_row
-from zoo.data.vectors.progress import say, warn
 
 INDEX_VERSION = 2  # 2: meta.json always records the SHA-256 of both files (1: written before, perhaps without)
 READABLE_VERSIONS = (1, 2)
@@ -110,9 +109,9 @@ class VectorIndex:
     """A converted vector set in the cache: the word list in memory, the matrix memory-mapped.
 
     Opening it checks the files against meta.json: the matrix's size, and the SHA-256 of both files
-    recorded when the index was written. An index of version 2 always records them: one whose meta.json
-    lacks them was edited and is refused (a removed entry never turns the check off); one of version 1,
-    written before the zoo kept them, gets them recorded now, once, with a notice.
+    recorded when the index was written. An index whose meta.json lacks them is refused, whatever its version
+    says (a removed entry never turns the check off, and hashing the files as found would vouch for altered
+    vectors): deleting the folder converts it again from the downloaded file, checked against its checksum.
 
     Args:
         path: a folder written by `fetch_vectors`.
@@ -152,30 +151,18 @@ class VectorIndex:
                 raise CacheCorruptError(f"{path} cannot be read ({error.strerror or error}); "
                                         f"{_rebuild(self.path)}") from None
         recorded = self.meta.get("sha256")
-        if recorded is None and self.meta.get("version") == 1:
-            self._record_digests(digests)
-            return
-        if not isinstance(recorded, dict):
-            raise CacheCorruptError(f"{os.path.join(self.path, META)} records no SHA-256 of {WORDS} and {MATRIX}, "
-                                    f"which every index of version {INDEX_VERSION} records (edited?): "
-                                    f"{_rebuild(self.path)}")
+        if not isinstance(recorded, dict):  # never hashed as found: that would vouch for altered vectors
+            old = self.meta.get("version") == 1
+            raise CacheCorruptError(f"{os.path.join(self.path, META)} records no SHA-256 of {WORDS} and {MATRIX}"
+                                    + (" (an index written before the cache kept them, or one edited to look so)"
+                                       if old else f", which every index of version {INDEX_VERSION} records (edited?)")
+                                    + f": nothing can vouch for its vectors; {_rebuild(self.path)} from the "
+                                    "downloaded file, which is checked against its checksum")
         for name, digest in digests.items():
             if recorded.get(name) != digest:
                 raise CacheCorruptError(
                     f"{os.path.join(self.path, name)}: its SHA-256 is {digest}, not the {recorded.get(name)} recorded "
                     f"in meta.json when the index was written (the file changed since); {_rebuild(self.path)}")
-
-    def _record_digests(self, digests):
-        """Records the digests of an index written before the zoo kept them (trusted as found, once)."""
-        self.meta = dict(self.meta, sha256=digests)
-        try:
-            fileio.write_json(os.path.join(self.path, META), self.meta, indent=1)
-        except OSError as error:
-            warn(f"{self.path}: written before the cache kept checksums, and meta.json cannot be updated "
-                 f"({error.strerror or error}): used unchecked; {_rebuild(self.path)} with checksums")
-            return
-        say(f"{self.path}: recorded the SHA-256 of {WORDS} and {MATRIX} in meta.json (an index written before the "
-            "cache kept them; they are checked at every open from now on)")
 
     @staticmethod
     def is_complete(path):
