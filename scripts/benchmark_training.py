@@ -124,8 +124,10 @@ def gemm_share(run, pairs_per_s, info, key="train_flops_per_pair"):
 
 
 def report(rows, references, info):
-    cell = lambda values, fmt: (f"{fmt.format(statistics.median(values))}" + (
-        f" ({fmt.format(min(values))}-{fmt.format(max(values))})" if len(values) > 1 else ""))
+    def cell(values, fmt):
+        return f"{fmt.format(statistics.median(values))}" + (
+            f" ({fmt.format(min(values))}-{fmt.format(max(values))})" if len(values) > 1 else "")
+
     print(f"\nmachine: {machine.cpu_label(info['cpu'])}; peak fp32 GEMM (TensorFlow MatMul): " + ", ".join(
         f"{t} thread(s) {p:.0f} GFLOP/s" for t, p in info.get("peak_gflops", {}).items()))
     print("| model | pairs | threads | autotune | steps s | epoch s | median / max step ms | fit tail s | "

@@ -53,16 +53,15 @@ def main(argv=None):
     parser.add_argument("--work-dir", default=None, help="where the run and the export go (default: temporary)")
     args = parser.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    from zoo.measurements import machine
-    from benchmark_serving import make_run, read_pairs
-
     import keras
     import tensorflow as tf
 
     import zoo
+    from benchmark_serving import make_run, read_pairs
     from zoo import fileio
     from zoo.export import export_saved_model
     from zoo.export.version_files import verify_saved_model
+    from zoo.measurements import machine
     from zoo.runs import layout
     from zoo.runs.manifest import check_run, seal
 
@@ -109,7 +108,7 @@ def main(argv=None):
     print(f"machine: {machine.cpu_label(info['cpu'])}; {args.model} at its paper size, {args.vocabulary:,} words, "
           f"{args.embedding_dim}-d vectors (random weights, Adam's moments in best.weights.h5); median of "
           f"{args.repeats}, files in the page cache")
-    print(f"| what | bytes | seconds | MB/s |\n|---|---|---|---|")
+    print("| what | bytes | seconds | MB/s |\n|---|---|---|---|")
     for what, count, seconds in rows:
         rate = f"{count / seconds / 1e6:,.0f}" if count else ""
         print(f"| {what} | {f'{count / 1e6:,.1f} MB' if count else ''} | {seconds:.3f} | {rate} |")

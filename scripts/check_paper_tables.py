@@ -21,7 +21,6 @@ import os
 import re
 import sys
 
-
 from zoo.commands.parsing import CommandParser
 from zoo.reproduction.tables import load_paper, paper_keys  # noqa: E402
 

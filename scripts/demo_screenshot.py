@@ -26,7 +26,6 @@ import time
 
 from zoo.commands.parsing import CommandParser
 
-
 PREMISE = "A man in a blue shirt is playing a guitar on stage."
 HYPOTHESIS = "A musician is performing."
 

@@ -32,6 +32,7 @@ import numpy as np  # noqa: E402
 from learning_check import machine, write_split_files  # noqa: E402
 from recording import add_record_options, reference_command, save  # noqa: E402
 
+
 def split_pairs(path, holdout, dev, train, seed=0):
     """The pairs of `path` shuffled and cut as learning_check.py cuts them: `(train, dev, test, skipped)`."""
     from zoo.data.tokens_folder import read_pairs

@@ -23,9 +23,8 @@ import sys
 
 import numpy as np
 
-
-from zoo.commands.parsing import CommandParser
 import zoo  # noqa: E402 (after the path set-up above)
+from zoo.commands.parsing import CommandParser
 from zoo.data import LABELS  # noqa: E402
 from zoo.data.corpora import load_corpus  # noqa: E402
 from zoo.data.pipeline import encode_pairs  # noqa: E402

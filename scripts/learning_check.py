@@ -41,10 +41,9 @@ import tensorflow as tf  # noqa: E402
 
 import zoo  # noqa: E402
 import zoo.training  # noqa: E402
+from recording import add_record_options, save  # noqa: E402
 from zoo.data import LABELS  # noqa: E402
 from zoo.data.tokens_folder import read_pairs  # noqa: E402
-from recording import add_record_options, save  # noqa: E402
-
 
 # What "learns from the first epoch" means here: the training loss below LEARNS_BELOW (ln 3 ≈ 1.0986 is
 # chance for three balanced classes) within the first LEARNS_WITHIN epochs, and the held-out accuracy at

@@ -10,8 +10,8 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-from zoo.commands.parsing import CommandParser
 import zoo  # noqa: E402
+from zoo.commands.parsing import CommandParser
 from zoo.registry import get_spec  # noqa: E402
 
 

@@ -12,7 +12,6 @@ import difflib
 import glob
 import os
 
-
 from zoo.commands.parsing import CommandParser
 from zoo.data.archives import DataFiles  # noqa: E402
 from zoo.data.records import file_records  # noqa: E402

@@ -20,7 +20,6 @@ import time
 
 import numpy as np
 
-
 from zoo.commands.parsing import CommandParser
 from zoo.data.vectors.index import file_sha256  # noqa: E402 (after the path set-up above)
 

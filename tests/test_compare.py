@@ -105,8 +105,8 @@ def test_intervals_and_the_run_level_test_carry_the_seed_spread_and_the_items():
     low, high = statistics.bootstrap_interval(share, 500)
     assert not any(low <= a <= high for a in accuracies)
     both = statistics.run_intervals(accuracies, share)
-    n, m, s2, v = 2, accuracies.mean(), accuracies.var(ddof=1), share.var(ddof=1) / len(share)
-    df = (s2 * 1.5 + v) ** 2 / (s2 * 1.5) ** 2  # Satterthwaite, n - 1 = 1
+    m, s2, v = accuracies.mean(), accuracies.var(ddof=1), share.var(ddof=1) / len(share)
+    df = (s2 * 1.5 + v) ** 2 / (s2 * 1.5) ** 2  # Satterthwaite, n - 1 = 1 (two runs)
     half = stats.t.ppf(0.975, df) * math.sqrt(s2 * 1.5 + v)
     assert both["prediction_interval"] == pytest.approx([max(0, m - half), min(1, m + half)])
     assert all(both["prediction_interval"][0] <= a <= both["prediction_interval"][1] for a in accuracies)

@@ -13,10 +13,8 @@ import zipfile
 
 import pytest
 
-from zoo.data import LABELS
-from zoo.data import snli
-from zoo.data.corpora import (DEFAULT_ROLES, by_role, describe, load_corpus, parse_fields, parse_labels,
-                              parse_roles)
+from zoo.data import LABELS, snli
+from zoo.data.corpora import DEFAULT_ROLES, by_role, describe, load_corpus, parse_fields, parse_labels, parse_roles
 from zoo.data.readers import DataFormatError, DataUnavailableError
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.data import LABELS
-from zoo.data import snli
+from zoo.data import LABELS, snli
 from zoo.data.embeddings import build_embedding_matrix, load_vectors
 from zoo.data.pipeline import encode_pairs, make_dataset
 from zoo.data.snli import DataFormatError, DataUnavailableError, load_snli

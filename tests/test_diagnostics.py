@@ -13,13 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from zoo.commands.options import add_diagnostics_options, diagnostics_request
 from zoo.data import LABELS
 from zoo.data.readers import DataFormatError, DataUnavailableError
-from zoo.diagnostics import SETS, format_report, run_suite
-from zoo.diagnostics import artifacts, readers, report as reporting, sets as diagnostic_sets
+from zoo.diagnostics import SETS, artifacts, format_report, readers, run_suite
+from zoo.diagnostics import report as reporting
+from zoo.diagnostics import sets as diagnostic_sets
 from zoo.diagnostics.behaviour import TESTS, generate, run_behaviour
 from zoo.diagnostics.behaviour.templates import typo
-from zoo.commands.options import add_diagnostics_options, diagnostics_request
 from zoo.diagnostics.request import run_diagnostics
 from zoo.diagnostics.scoring import collapse
 

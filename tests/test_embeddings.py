@@ -19,15 +19,20 @@ import numpy as np
 import pytest
 
 import zoo
+from tests.support.vectors import GLOVE, ROWS, fixture_source, forbid_network, write_word2vec_bin
 from zoo.data.embeddings import STRATEGIES, build_embedding_matrix, load_vectors
 from zoo.data.snli import DataFormatError, DataUnavailableError
-from zoo.data.vectors import (CATALOG, ChecksumMismatchError, VectorIndex, VectorSource, fetch_vectors,
-                              read_vector_file, resolve_cache_dir)
+from zoo.data.vectors import (
+    CATALOG,
+    ChecksumMismatchError,
+    VectorIndex,
+    VectorSource,
+    fetch_vectors,
+    read_vector_file,
+    resolve_cache_dir,
+)
 from zoo.data.vocab import NULL_ID, PAD_ID, UNK_ID, Vocabulary
 from zoo.registry import tunable_words_for
-
-from tests.support.vectors import GLOVE, ROWS, fixture_source, forbid_network, write_word2vec_bin
-
 
 # ---------------------------------------------------------------- readers
 

@@ -223,7 +223,7 @@ def paria_reference(model, premise, hypothesis, mistake=None):
     g = softmax(pairs @ W_g + b_g)                                       # (g_1 .. g_k) (4)
     if mistake == "ungated":
         g = np.full_like(g, 1.0 / g.shape[-1])
-    O = np.einsum("pk,pks->ps", g, tasks)                                # O_p = Σ_i g_i task_i (4)
+    O = np.einsum("pk,pks->ps", g, tasks)  # noqa: E741 (the paper's O)  # O_p = Σ_i g_i task_i (4)
     outputs, _ = LSTM(model.aggregator).run(O)                           # A = lstm(O_1 .. O_m) (5)
     A = outputs[-1]
     bn = model.batch_norm

@@ -7,8 +7,14 @@ import pytest
 
 import zoo
 from tests.support import models as tc
-from zoo.layers.alignment import (dot_scores, enhance_folded, fold_enhanced_kernel, folded_dense,
-                                  mean_max_pool, soft_align)
+from zoo.layers.alignment import (
+    dot_scores,
+    enhance_folded,
+    fold_enhanced_kernel,
+    folded_dense,
+    mean_max_pool,
+    soft_align,
+)
 
 
 def test_pooling_ignores_padding_and_guards_empty_sentences():

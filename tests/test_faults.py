@@ -23,10 +23,9 @@ import sys
 import pytest
 
 import train as train_script
+from tests.support.runs import ROOT, Killed, assert_same, comparable, subprocess_env
 from zoo.fileio import faults as fileio_faults
 from zoo.runs import faults, layout
-
-from tests.support.runs import ROOT, Killed, assert_same, comparable, subprocess_env
 
 ARGS = ["--model", "bowman_lstm", "--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "4",
         "--max-train-examples", "32", "--max-eval-examples", "16", "--set", "hidden_size=4", "--batch-size", "16",

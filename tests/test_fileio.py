@@ -16,10 +16,27 @@ import time
 
 import pytest
 
-from zoo.fileio import (FAULT_VARIABLE, CorruptFileError, DirectoryLock, LockedError, VersionExistsError,
-                        allocate_version, atomic_path, atomic_write, clean_stale_temporaries, fault_point,
-                        latest_version, publish_folder, read_json, recover_folder, remove_empty_versions,
-                        sibling_lock_file, staging_folder, version_numbers, write_json)
+from zoo.fileio import (
+    FAULT_VARIABLE,
+    CorruptFileError,
+    DirectoryLock,
+    LockedError,
+    VersionExistsError,
+    allocate_version,
+    atomic_path,
+    atomic_write,
+    clean_stale_temporaries,
+    fault_point,
+    latest_version,
+    publish_folder,
+    read_json,
+    recover_folder,
+    remove_empty_versions,
+    sibling_lock_file,
+    staging_folder,
+    version_numbers,
+    write_json,
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

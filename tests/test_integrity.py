@@ -20,13 +20,12 @@ import pytest
 import evaluate as evaluate_script
 import predict as predict_script
 import zoo
+from tests.support.runs import subprocess_env
 from zoo import fileio
 from zoo.commands import compare as compare_command
 from zoo.fileio import ManifestError
 from zoo.runs import layout
 from zoo.runs.manifest import MANIFEST_FILE, check_run
-
-from tests.support.runs import subprocess_env
 
 
 def one_line(capsys, main, argv):

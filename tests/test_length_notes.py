@@ -14,7 +14,6 @@ import zoo
 from tests.support.runs import finished_run
 from zoo.commands import evaluate as evaluate_command
 from zoo.commands import predict as predict_command
-from zoo.runs import layout
 
 MAX_PREMISE, MAX_HYPOTHESIS = 12, 8
 KINDS = ("run", "saved_model", "tflite", "preset")

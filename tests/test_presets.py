@@ -21,15 +21,27 @@ import pytest
 
 from tests.support.exports import PAIRS
 from tests.support.runs import finished_run
-from zoo.runs.predictor import RunPredictor
 from zoo.fileio import write_json
-from zoo.presets import (HubClientMissingError, HubUnreachableError, NLIClassifier, PresetError,
-                         PresetIntegrityError, PresetMismatchError, export_preset, from_preset, parse_uri,
-                         upload_preset)
-from zoo.presets import NLIPreprocessor, NLITokenizer, files, saving, verify_preset
+from zoo.presets import (
+    HubClientMissingError,
+    HubUnreachableError,
+    NLIClassifier,
+    NLIPreprocessor,
+    NLITokenizer,
+    PresetError,
+    PresetIntegrityError,
+    PresetMismatchError,
+    export_preset,
+    files,
+    from_preset,
+    parse_uri,
+    saving,
+    upload_preset,
+    verify_preset,
+)
 from zoo.registry import get_spec
-from zoo.runs import load_run
-from zoo.runs import layout
+from zoo.runs import layout, load_run
+from zoo.runs.predictor import RunPredictor
 
 ROOT = Path(__file__).resolve().parent.parent
 RAW = [pair[:2] for pair in PAIRS] + [("", ""), ("Ein Mann spielt Gitarre – ça va? 🎸", "Über naïve café.")]

@@ -31,8 +31,17 @@ from zoo.data.corpora import load_corpus
 from zoo.data.embeddings import build_embedding_matrix, load_vectors
 from zoo.data.readers import DataFormatError
 from zoo.data.snli import SAMPLE_DIR, load_snli
-from zoo.data.vectors import (CATALOG, MAX_ABS_VALUE, CacheCorruptError, ChecksumMismatchError, NonFiniteVectorError,
-                              VectorIndex, VectorSource, fetch_vectors, read_vector_file)
+from zoo.data.vectors import (
+    CATALOG,
+    MAX_ABS_VALUE,
+    CacheCorruptError,
+    ChecksumMismatchError,
+    NonFiniteVectorError,
+    VectorIndex,
+    VectorSource,
+    fetch_vectors,
+    read_vector_file,
+)
 from zoo.data.vocab import Vocabulary
 from zoo.fileio import DirectoryLock
 

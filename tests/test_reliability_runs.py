@@ -20,10 +20,9 @@ import pytest
 import evaluate as evaluate_script
 import export as export_script
 import train as train_script
+from tests.support.runs import ONE_SHAPE, ROOT, assert_same, comparable, stop_at, subprocess_env, tiny_args
 from zoo.fileio import DirectoryLock
 from zoo.runs import layout
-
-from tests.support.runs import ONE_SHAPE, ROOT, assert_same, comparable, stop_at, subprocess_env, tiny_args
 
 
 def error_lines(capsys):
@@ -112,10 +111,10 @@ def test_the_best_weights_are_the_best_epochs_backup_not_a_second_file(tmp_path)
     """An epoch that improves on dev is written once (its `epoch-N.weights.h5`, named as the best by every
     generation after it until another epoch improves); `best.weights.h5` is a copy of it; a state of earlier
     versions, whose best weights were written apart (`best-K.weights.h5`), still resumes."""
+    from tests.support.models import make_model
     from zoo.fileio import checksums
     from zoo.runs.state import inconsistency
     from zoo.training.callbacks import Backup, BestCheckpoint, EpochHistory
-    from tests.support.models import make_model
 
     model = make_model("bowman_lstm")
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
@@ -160,8 +159,8 @@ def test_the_best_weights_are_the_best_epochs_backup_not_a_second_file(tmp_path)
 def test_the_backup_falls_back_to_the_last_readable_state(tmp_path, capsys):
     import keras
 
-    from zoo.training.callbacks import Backup
     from tests.support.models import make_model
+    from zoo.training.callbacks import Backup
 
     model = make_model("bowman_lstm")
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")

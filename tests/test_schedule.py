@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 import zoo
-from zoo.training import callbacks as cb
 from zoo.commands.train import build_parser, run_config
-from zoo.training.config import RunConfig
 from zoo.runs.optimizer import make_optimizer
-from zoo.training.model import make_loss
+from zoo.training import callbacks as cb
+from zoo.training.config import RunConfig
 from zoo.training.losses import NLILoss
+from zoo.training.model import make_loss
 
 
 class History:

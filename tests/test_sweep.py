@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.runs import hparams_table
 from zoo.commands import compare as compare_command
 from zoo.commands import sweep as sweep_command
-from tests.support.runs import hparams_table
 from zoo.comparison.spec import SpecError, SweepSpec
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,15 +23,14 @@ import pytest
 
 import train as train_script
 import zoo
-from zoo.training import callbacks as cb
+from tests.support.runs import ONE_SHAPE, ROOT, TINY_MODEL, hparams_table, subprocess_env, tiny_args
 from zoo import runs
 from zoo.commands import train as cli
-from zoo.runs import evaluation, layout
 from zoo.models.base import NLIModel
+from zoo.runs import evaluation, layout
 from zoo.runs.record import RunRecord
+from zoo.training import callbacks as cb
 from zoo.training.config import parse_overrides
-
-from tests.support.runs import ONE_SHAPE, ROOT, TINY_MODEL, hparams_table, subprocess_env, tiny_args
 
 MODEL = TINY_MODEL  # attends, so attention images are drawn
 

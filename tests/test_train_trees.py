@@ -11,10 +11,10 @@ import pytest
 import train as train_script
 import zoo
 from tests.support.runs import ONE_SHAPE, TINY
+from zoo.commands.train import build_parser, run_config
 from zoo.data.snli import load_snli
 from zoo.data.tokenizer import Tokenizer
 from zoo.data.vocab import Vocabulary
-from zoo.commands.train import build_parser, run_config
 from zoo.runs import datasets as inputs
 
 

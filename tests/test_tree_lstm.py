@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
+from tests.support.models import random_tree
 from zoo.data import tree_graph as G
 from zoo.data import tree_pipeline as TP
-from tests.support.models import random_tree
 from zoo.data import trees as T
 
 
@@ -227,8 +227,9 @@ def test_padded_complete_trees_match_the_full_binary_tree_reference():
 
 def test_tree_lstm_trains_under_xla():
     import keras
-    from zoo.layers.tree_lstm import BinaryTreeLSTM, complete_tree, node_mask, root_state
+
     from zoo.layers.masking import masked_max
+    from zoo.layers.tree_lstm import BinaryTreeLSTM, complete_tree, node_mask, root_state
 
     class TinyTree(keras.Model):
         def __init__(self):
@@ -281,7 +282,6 @@ def _python_trees(parses, token_lists, length, max_length=None):
 
 @pytest.mark.parametrize("max_length", [None, 7])
 def test_in_graph_parse_equals_python_on_every_shipped_sentence(max_length):
-    import tensorflow as tf
 
     from zoo.data.snli import load_snli
     from zoo.data.tokenizer import Tokenizer
@@ -300,7 +300,6 @@ def test_in_graph_parse_equals_python_on_every_shipped_sentence(max_length):
 
 
 def test_in_graph_parse_of_random_trees_with_unary_and_wide_brackets():
-    import tensorflow as tf
 
     rng = np.random.default_rng(3)
     parses, token_lists = [], []

@@ -23,8 +23,16 @@ import warnings
 from typing import Optional
 
 from zoo.commands.options import add_corpus_options, add_diagnostics_options, diagnostics_request
-from zoo.commands.parsing import (BATCH_SIZE, COUNT, FOLDER_TO_READ, PATH_TO_READ, REPORT, CommandParser,
-                                  check_model, guarded)
+from zoo.commands.parsing import (
+    BATCH_SIZE,
+    COUNT,
+    FOLDER_TO_READ,
+    PATH_TO_READ,
+    REPORT,
+    CommandParser,
+    check_model,
+    guarded,
+)
 from zoo.data.corpora import ROLES, check_source, describe, load_corpus
 from zoo.data.readers import DataFormatError, DataUnavailableError
 from zoo.diagnostics.request import DiagnosticsRequest, run_diagnostics

@@ -16,8 +16,17 @@ See docs/serving.md for the signatures, the TF Serving commands and the request 
 import os
 import sys
 
-from zoo.commands.parsing import (BATCH_SIZE, BATCH_SIZE_OR_ZERO, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ,
-                                  FOLDER_TO_WRITE, CommandParser, check_model, guarded)
+from zoo.commands.parsing import (
+    BATCH_SIZE,
+    BATCH_SIZE_OR_ZERO,
+    COUNT,
+    COUNT_OR_ZERO,
+    FOLDER_TO_READ,
+    FOLDER_TO_WRITE,
+    CommandParser,
+    check_model,
+    guarded,
+)
 from zoo.data.corpora import check_source
 from zoo.data.errors import DataUnavailableError
 from zoo.errors import UserError

@@ -200,8 +200,8 @@ def guarded(prog, body, interrupted=INTERRUPTED, hint=None, target=None):
 
 def _cache_hint(error):
     """Where the zoo's cache can go instead, when the fault is in it ($NLI_ZOO_CACHE)."""
-    from zoo.fileio.disk import fault_path
     from zoo.data.vectors.download import resolve_cache_dir
+    from zoo.fileio.disk import fault_path
 
     path = fault_path(error)
     if path and os.path.abspath(path).startswith(resolve_cache_dir() + os.sep):

@@ -25,8 +25,17 @@ import os
 import sys
 from typing import Optional
 
-from zoo.commands.parsing import (BATCH_SIZE, COUNT, FILE_TO_READ, FILE_TO_WRITE, FOLDER_TO_READ, PATH_TO_READ,
-                                  THREADS, CommandParser, check_model, guarded)
+from zoo.commands.parsing import (
+    BATCH_SIZE,
+    FILE_TO_READ,
+    FILE_TO_WRITE,
+    FOLDER_TO_READ,
+    PATH_TO_READ,
+    THREADS,
+    CommandParser,
+    check_model,
+    guarded,
+)
 from zoo.data.trees import TreeFormatError, parse_binary_parse
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError, atomic_write

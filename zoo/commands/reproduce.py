@@ -19,15 +19,15 @@ import sys
 import warnings
 
 from zoo.commands.options import add_train_options
-from zoo.commands.parsing import FOLDER_TO_WRITE, RESAMPLES, STEPS, SEED, CommandParser, fail, guarded
+from zoo.commands.parsing import FOLDER_TO_WRITE, RESAMPLES, SEED, STEPS, CommandParser, fail, guarded
 from zoo.comparison import statistics
 from zoo.comparison.spec import TRAIN_OPTIONS, SpecError
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
 from zoo.quiet import import_tensorflow
-from zoo.runs.targets import check_output
 from zoo.reproduction.estimate import DEFAULT_STEPS
 from zoo.reproduction.tables import load_paper, paper_keys
+from zoo.runs.targets import check_output
 
 
 def build_parser(prog="nli-zoo reproduce"):

@@ -9,12 +9,25 @@ import sys
 import warnings
 
 from zoo.commands.options import add_corpus_options
-from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, EPOCHS, EXAMPLES_SHOWN, FOLDER_TO_READ,
-                                  FOLDER_TO_WRITE, MESSAGE_OPTIONS, PATH_TO_READ, SECONDS, SEED, THREADS, CommandParser,
-                                  guarded)
+from zoo.commands.parsing import (
+    BATCH_SIZE,
+    COUNT,
+    COUNT_OR_ZERO,
+    EPOCHS,
+    EXAMPLES_SHOWN,
+    FOLDER_TO_READ,
+    FOLDER_TO_WRITE,
+    MESSAGE_OPTIONS,
+    PATH_TO_READ,
+    SECONDS,
+    SEED,
+    THREADS,
+    CommandParser,
+    guarded,
+)
 from zoo.commands.parsing import EMBEDDING_DIM as EMBEDDING_DIM_FLAG
 from zoo.constants import EMBEDDING_DIM
-from zoo.errors import TrainError, TrainInterrupted, UserError
+from zoo.errors import TrainInterrupted, UserError
 from zoo.quiet import import_tensorflow
 from zoo.runs.evaluation import chance_note
 from zoo.runs.targets import check_output

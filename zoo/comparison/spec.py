@@ -239,11 +239,11 @@ class SweepSpec:
                 for key, space in self.tune.items():
                     for value in space.get("values") or (space["min"], space["max"]):
                         candidates.append({"model": model, key: value, "seed": self.seeds[0]})
-        for values in candidates:
+        for candidate in candidates:
             try:
-                RunConfig.create(**self.train_options(values, values["seed"], directory))
+                RunConfig.create(**self.train_options(candidate, candidate["seed"], directory))
             except ConfigError as error:
-                shown = ", ".join(f"{k}={v}" for k, v in values.items() if k != "seed")
+                shown = ", ".join(f"{k}={v}" for k, v in candidate.items() if k != "seed")
                 raise SpecError(f"{shown}: {error}") from None
 
     def to_json(self):

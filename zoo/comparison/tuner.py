@@ -33,9 +33,8 @@ from keras_tuner.oracles import BayesianOptimizationOracle, RandomSearchOracle
 
 from zoo import fileio
 from zoo.comparison.spec import SpecError
-from zoo.errors import ConfigError, TrainError, UserError
+from zoo.errors import ConfigError, TrainError, TrainInterrupted, UserError
 from zoo.training import train as train_run
-from zoo.errors import TrainInterrupted
 
 logger = logging.getLogger(__name__)
 

@@ -38,8 +38,17 @@ from typing import Optional
 import numpy as np
 
 from zoo.data.errors import DataUnavailableError
-from zoo.data.vectors import (CATALOG, MAX_ABS_VALUE, NonFiniteVectorError, VectorIndex, VectorSource,
-                              describe_bad_value, first_bad_row, fetch_vectors, read_vector_file)
+from zoo.data.vectors import (
+    CATALOG,
+    MAX_ABS_VALUE,
+    NonFiniteVectorError,
+    VectorIndex,
+    VectorSource,
+    describe_bad_value,
+    fetch_vectors,
+    first_bad_row,
+    read_vector_file,
+)
 from zoo.data.vocab import PAD_ID, RESERVED
 from zoo.settings import OOV_RULES, tunable_words_for
 

@@ -13,8 +13,19 @@ call the loaders, not these. This module gathers their names for the callers out
 
 from zoo.data.archives import ZIP_DAMAGE, DataFiles, check_zip, member_damage, text_lines, zip_damage
 from zoo.data.errors import DataFormatError, DataUnavailableError
-from zoo.data.layout import (NO_GOLD_LABEL, REQUIRED, SNLI_FIELDS, TARGETS, UNLABELED, Layout, check_fields, label_id,
-                             label_key, read_examples, read_split_files)
+from zoo.data.layout import (
+                             NO_GOLD_LABEL,
+                             REQUIRED,
+                             SNLI_FIELDS,
+                             TARGETS,
+                             UNLABELED,
+                             Layout,
+                             check_fields,
+                             label_id,
+                             label_key,
+                             read_examples,
+                             read_split_files,
+)
 from zoo.data.network import host_reachable
 from zoo.data.records import DATA_EXTENSIONS, delimited_records, file_records, jsonl_records
 from zoo.data.tfds_reader import read_tfds

@@ -16,8 +16,8 @@ import io
 from PIL import Image
 
 from zoo.data.trees import complete_tree, parse_binary_parse, truncate
-from zoo.runs.alignment import alignment_grid
 from zoo.plotting import plot_attention, pyplot
+from zoo.runs.alignment import alignment_grid
 
 PARSE_FREE = "complete binary tree over the tokens"
 

@@ -13,8 +13,15 @@ import re
 import zipfile
 
 from zoo.data import LABELS
-from zoo.data.readers import (DataFiles, DataFormatError, DataUnavailableError, delimited_records, host_reachable,
-                              jsonl_records, text_lines)
+from zoo.data.readers import (
+    DataFiles,
+    DataFormatError,
+    DataUnavailableError,
+    delimited_records,
+    host_reachable,
+    jsonl_records,
+    text_lines,
+)
 
 NO_GOLD = ("-", "")  # SNLI-style "no annotator majority": such rows are skipped and counted
 

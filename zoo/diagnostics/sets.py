@@ -7,8 +7,18 @@ import os
 
 from zoo.data import LABELS
 from zoo.diagnostics import readers
-from zoo.diagnostics.scoring import (ENTAILMENT, NON_ENTAILMENT, check_labels, collapse, counts, entry, failures,
-                                     grouped, merge, predict)
+from zoo.diagnostics.scoring import (
+    ENTAILMENT,
+    NON_ENTAILMENT,
+    check_labels,
+    collapse,
+    counts,
+    entry,
+    failures,
+    grouped,
+    merge,
+    predict,
+)
 
 HANS_HEURISTICS = ("lexical_overlap", "subsequence", "constituent")
 

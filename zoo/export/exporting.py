@@ -18,7 +18,6 @@ import os
 from zoo import fileio
 from zoo.runs import layout
 
-
 # The kill hooks between an export's writes (`zoo.fileio.fault_point`, `NLI_ZOO_FAULT_AT=STEP`), in order;
 # the TFLite swap steps are met only when an export replaces another (`--overwrite`): `exchanged` where the two
 # folders swap in one step (Linux), `old-moved-aside` and `new-moved-in` elsewhere.

@@ -17,12 +17,12 @@ import tensorflow as tf
 
 from zoo import fileio
 from zoo.data.tokenizer import Tokenizer
-from zoo.export.version_files import read_metadata, verify_saved_model
 from zoo.export.serving import signature_error
 from zoo.export.tflite import METADATA_FILE, MODEL_FILE, TFLiteNLI, read_report
+from zoo.export.version_files import read_metadata, verify_saved_model
 from zoo.runs.kinds import SAVED_MODEL_FILE
-from zoo.runs.predictor import Explanation, Predictor
 from zoo.runs.pairs import check_pairs
+from zoo.runs.predictor import Explanation, Predictor
 
 
 def _columns(pairs):

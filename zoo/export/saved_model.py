@@ -49,8 +49,14 @@ from zoo.export import serving_files as files
 from zoo.export.archive import ServingArchive
 from zoo.export.exporting import ExportError, exporting
 from zoo.export.serving_graph import INPUT_NAMES, ServingModel, length_boundaries
-from zoo.export.version_files import (MANIFEST_PATH, METADATA_PATH, read_metadata, verify_saved_model,  # noqa: F401
-                                      write_manifest, write_metadata_file)
+from zoo.export.version_files import (  # noqa: F401
+    MANIFEST_PATH,
+    METADATA_PATH,
+    read_metadata,
+    verify_saved_model,
+    write_manifest,
+    write_metadata_file,
+)
 from zoo.layers.tree_lstm import complete_tree
 from zoo.quiet import quieted
 from zoo.runs.datasets import length_grid

@@ -32,16 +32,28 @@ with DirectoryLock("runs/esim"):                       # LockedError if another 
 ```
 """
 
-from zoo.fileio.atomic import (CorruptFileError, atomic_path, atomic_write, clean_stale_temporaries, pid_alive,
-                               read_json, temporary_name, write_json)
-from zoo.fileio.checksums import (Hasher, ManifestError, read_manifest, sha256_file, verify_files,
-                                  write_manifest)
+from zoo.fileio.atomic import (
+                               CorruptFileError,
+                               atomic_path,
+                               atomic_write,
+                               clean_stale_temporaries,
+                               pid_alive,
+                               read_json,
+                               temporary_name,
+                               write_json,
+)
+from zoo.fileio.checksums import Hasher, ManifestError, read_manifest, sha256_file, verify_files, write_manifest
 from zoo.fileio.disk import describe_fault, fault_errno
 from zoo.fileio.faults import FAULT_VARIABLE, fault_point
 from zoo.fileio.folders import exchange, publish_folder, recover_folder, staging_folder
 from zoo.fileio.lock import LOCK_NAME, DirectoryLock, LockedError, describe_holder, sibling_lock_file
-from zoo.fileio.versions import (VersionExistsError, allocate_version, latest_version, remove_empty_versions,
-                                 version_numbers)
+from zoo.fileio.versions import (
+                               VersionExistsError,
+                               allocate_version,
+                               latest_version,
+                               remove_empty_versions,
+                               version_numbers,
+)
 
 __all__ = ["CorruptFileError", "DirectoryLock", "FAULT_VARIABLE", "Hasher", "LOCK_NAME", "LockedError", "ManifestError",
            "VersionExistsError", "allocate_version", "atomic_path", "atomic_write", "clean_stale_temporaries",

@@ -1,8 +1,9 @@
 """Word embeddings with paper-specific tuning: all rows, no rows, or only the out-of-vocabulary rows."""
 
-import numpy as np
 import keras
+import numpy as np
 from keras import ops
+
 from zoo.layers.serializable import serializable
 
 TUNABLE_MODES = ("all", "none", "oov")

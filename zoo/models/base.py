@@ -1,13 +1,13 @@
 """`NLIModel`: what every model of the zoo shares (inputs, masks, embeddings, logits, explanations)."""
 
-import numpy as np
 import keras
+import numpy as np
 from keras import ops
 
 from zoo.constants import EMBEDDING_DIM
 from zoo.layers.embedding import WordEmbedding
-from zoo.layers.masking import padding_mask
 from zoo.layers.loop_choice import check_request
+from zoo.layers.masking import padding_mask
 from zoo.layers.serializable import serializable
 
 

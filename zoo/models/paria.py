@@ -5,9 +5,9 @@ from keras import ops
 
 from zoo.layers.masking import masked_softmax, recurrent_mask
 from zoo.layers.recurrent import bidirectional_lstm
+from zoo.layers.serializable import serializable
 from zoo.layers.tree_lstm import BinaryTreeLSTM, complete_tree, interleave, node_mask, num_levels
 from zoo.models.base import NLIModel
-from zoo.layers.serializable import serializable
 from zoo.registry import register_model
 
 ENCODERS = ("bilstm", "btree")

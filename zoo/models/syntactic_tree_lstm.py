@@ -5,10 +5,10 @@ from keras import ops
 
 from zoo.layers.alignment import dot_scores, enhance_folded, folded_dense, mean_max_pool, soft_align
 from zoo.layers.masking import padding_mask
+from zoo.layers.serializable import serializable
 from zoo.layers.tree_lstm import BinaryTreeLSTM, complete_tree, interleave, node_mask, num_levels, root_state
 from zoo.models.base import NLIModel
 from zoo.models.esim import ESIM_DATA, ESIM_TRAIN
-from zoo.layers.serializable import serializable
 from zoo.registry import register_model
 
 TREES = ("syntactic", "complete")

@@ -26,8 +26,18 @@ import shutil
 
 import keras
 
-from zoo.fileio import (FAULT_VARIABLE, DirectoryLock, LockedError, atomic_write, clean_stale_temporaries,
-                        describe_holder, fault_point, pid_alive, temporary_name, write_json)
+from zoo.fileio import (
+    FAULT_VARIABLE,
+    DirectoryLock,
+    LockedError,
+    atomic_write,
+    clean_stale_temporaries,
+    describe_holder,
+    fault_point,
+    pid_alive,
+    temporary_name,
+    write_json,
+)
 from zoo.fileio.atomic import fsync_directory as _fsync_directory  # durability of the renames
 from zoo.fileio.atomic import fsync_tree as _fsync_tree
 from zoo.fileio.folders import exchange as _exchange  # the one atomic swap of two folders (Linux renameat2)

@@ -7,7 +7,6 @@ import json
 from zoo.comparison.report import to_markdown as comparison_markdown
 from zoo.reproduction.tables import format_count
 
-
 # What the paper sets (the other departures are settings of the zoo's presets).
 PAPER_CONDITIONS = ("data", "word vectors", "test pairs", "training pairs", "dev pairs", "hidden size",
                     "epochs trained", "--max-train-examples", "--max-eval-examples")

@@ -17,9 +17,9 @@ import hashlib
 import json
 import os
 
-from zoo.constants import EMBEDDING_DIM
 from zoo.comparison.spec import SpecError, SweepSpec, entries_from_flags
-from zoo.reproduction.tables import PaperError, Unit
+from zoo.constants import EMBEDDING_DIM
+from zoo.reproduction.tables import PaperError
 
 RUNS_DIR, SWEEPS_DIR, REPORTS_DIR = "runs", "sweeps", "reports"
 ENTRIES = {RUNS_DIR, SWEEPS_DIR, REPORTS_DIR}

@@ -23,11 +23,10 @@ import keras
 
 from zoo.comparison import statistics
 from zoo.comparison.tuner import SweepStopped, run_sweep
-from zoo.errors import ConfigError, TrainError
+from zoo.errors import ConfigError, TrainError, TrainInterrupted
 from zoo.reproduction import report as reporting
 from zoo.reproduction.plan import REPORTS_DIR, SWEEPS_DIR, check_directory, check_runs
 from zoo.training import train as train_run
-from zoo.errors import TrainInterrupted
 
 logger = logging.getLogger(__name__)
 

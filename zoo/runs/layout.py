@@ -27,13 +27,29 @@ import shutil
 from zoo import fileio
 from zoo.errors import TrainError
 from zoo.runs.faults import fault_point
-from zoo.runs.manifest import (BACKUP_DIR, BEST_WEIGHTS_FILE, COVERED, HISTORY_FILE, MANIFEST_FILE, VOCAB_FILE,
-                               check_run, recorded, seal)
+from zoo.runs.manifest import (
+    BACKUP_DIR,
+    BEST_WEIGHTS_FILE,
+    COVERED,
+    HISTORY_FILE,
+    MANIFEST_FILE,
+    VOCAB_FILE,
+    check_run,
+    recorded,
+    seal,
+)
 from zoo.runs.record import CONFIG_FILE, CONFIG_REMEDY, load_record, save_record
 from zoo.runs.results import RESULTS_FILE, RESULTS_REMEDY, read_results, save_results
 from zoo.runs.stages import RunStage
-from zoo.runs.state import (RunState, RunStateError, generation, is_complete, remove_backup, weights_name,
-                            weights_readable)
+from zoo.runs.state import (
+    RunState,
+    RunStateError,
+    generation,
+    is_complete,
+    remove_backup,
+    weights_name,
+    weights_readable,
+)
 
 logger = logging.getLogger(__name__)
 

@@ -26,8 +26,8 @@ from zoo import fileio
 from zoo.constants import LABELS
 from zoo.errors import ConfigError
 from zoo.registry import get_preset, list_models
-from zoo.runs.fields import (Fields, RunFileError, boolean, json_object, labels, optional_text, short, text,
-                             text_list, wrong)
+from zoo.runs.fields import Fields, boolean, json_object, labels, optional_text, short, text, text_list, wrong
+from zoo.runs.fields import RunFileError as RunFileError  # re-exported: the error reading a record raises
 from zoo.settings import RunSettings, values
 
 CONFIG_FILE = "config.json"

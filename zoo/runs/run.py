@@ -17,13 +17,12 @@ from zoo.data.pipeline import encode_model_inputs
 from zoo.data.tokenizer import Tokenizer
 from zoo.data.vocab import Vocabulary
 from zoo.registry import create_model
-from zoo.runs.evaluation import evaluate_examples
 from zoo.runs import layout
+from zoo.runs.evaluation import evaluate_examples
 from zoo.runs.layout import BEST_WEIGHTS_FILE, VOCAB_FILE
 from zoo.runs.manifest import check_run
-from zoo.runs.record import CONFIG_FILE
 from zoo.runs.pairs import check_pairs
-from zoo.runs.record import load_record
+from zoo.runs.record import CONFIG_FILE, load_record
 from zoo.runs.results import read_results
 
 

@@ -2,8 +2,17 @@
 user gives, shared by every command and every settings section) and `sections` (a paper preset's sections
 typed, `TrainSettings`, `DataSettings`, `RunSettings`, and the one default of each setting)."""
 
-from zoo.settings.sections import (DECAY_KINDS, OOV_RULES, OPTIMIZERS, TUNABLE_WORDS, DataSettings, LearningRateDecay,
-                                   RunSettings, TrainSettings, tunable_words_for)
+from zoo.settings.sections import (
+                                   DECAY_KINDS,
+                                   OOV_RULES,
+                                   OPTIMIZERS,
+                                   TUNABLE_WORDS,
+                                   DataSettings,
+                                   LearningRateDecay,
+                                   RunSettings,
+                                   TrainSettings,
+                                   tunable_words_for,
+)
 
 __all__ = ["DECAY_KINDS", "OOV_RULES", "OPTIMIZERS", "TUNABLE_WORDS", "DataSettings", "LearningRateDecay",
            "RunSettings", "TrainSettings", "tunable_words_for"]

@@ -16,10 +16,10 @@ from absl import logging as absl_logging
 from zoo.constants import EMBEDDING_DIM
 from zoo.data import readers
 from zoo.data.corpora import MULTINLI_HOST, by_role, describe, load_corpus
+from zoo.data.embeddings import EmbeddingMatrix, build_embedding_matrix, find_vector, load_vectors
 from zoo.data.snli import DOWNLOAD_HOST as SNLI_HOST
 from zoo.data.vectors import CATALOG, fetch_vectors
 from zoo.data.vectors.download import check_obtainable
-from zoo.data.embeddings import EmbeddingMatrix, build_embedding_matrix, find_vector, load_vectors
 from zoo.data.vocab import PAD_ID, Vocabulary
 from zoo.errors import TrainError
 from zoo.runs import layout

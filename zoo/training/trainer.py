@@ -29,9 +29,9 @@ from zoo.errors import TrainError, TrainInterrupted
 from zoo.fileio import CorruptFileError, LockedError, sha256_file
 from zoo.quiet import describe_thread_layout, import_tensorflow
 from zoo.runs import layout, load_run
-from zoo.runs.faults import fault_point
 from zoo.runs.datasets import length_grid, length_notes, make_model_batches
 from zoo.runs.evaluation import evaluate_examples, format_results
+from zoo.runs.faults import fault_point
 from zoo.runs.optimizer import build_optimizer
 from zoo.runs.record import load_record, save_record
 from zoo.runs.results import RunResults

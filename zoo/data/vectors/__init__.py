@@ -22,11 +22,25 @@ vectors = index.select(wanted={"the", "man"}, top=1000)
 """
 
 from zoo.data.vectors.catalog import CATALOG, MXNET_GLOVE, VectorSource
-from zoo.data.vectors.download import (CACHE_ENV, OFFLINE_OPTIONS, ChecksumMismatchError, fetch_vectors,
-                                       resolve_cache_dir)
-from zoo.data.vectors.formats import (MAX_ABS_VALUE, TEXT, WORD2VEC_BINARY, NonFiniteVectorError, describe_bad_value,
-                                      first_bad_row, iter_text_vectors, iter_word2vec_binary, open_vector_file,
-                                      read_vector_file)
+from zoo.data.vectors.download import (
+                                       CACHE_ENV,
+                                       OFFLINE_OPTIONS,
+                                       ChecksumMismatchError,
+                                       fetch_vectors,
+                                       resolve_cache_dir,
+)
+from zoo.data.vectors.formats import (
+                                       MAX_ABS_VALUE,
+                                       TEXT,
+                                       WORD2VEC_BINARY,
+                                       NonFiniteVectorError,
+                                       describe_bad_value,
+                                       first_bad_row,
+                                       iter_text_vectors,
+                                       iter_word2vec_binary,
+                                       open_vector_file,
+                                       read_vector_file,
+)
 from zoo.data.vectors.index import INDEX_VERSION, CacheCorruptError, VectorIndex, file_sha256
 from zoo.data.vectors.progress import Progress as _Progress  # tests replace its methods to stop a conversion
 

@@ -10,6 +10,7 @@ import urllib.parse
 
 from zoo.data.vectors.formats import TEXT, WORD2VEC_BINARY
 
+
 @dataclasses.dataclass(frozen=True)
 class VectorSource:
     """One downloadable vector set.

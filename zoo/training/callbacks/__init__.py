@@ -24,9 +24,16 @@ from zoo.training.callbacks.monitor import ReplayingMonitor
 from zoo.training.callbacks.progress import EpochProgress
 from zoo.training.callbacks.random_state import EpochRandomness
 from zoo.training.callbacks.schedule import HalveOnPlateau, is_plateau_schedule, learning_rate_schedule
-from zoo.training.callbacks.tensorboard import (HPARAMS_RUN, HParamsLogger, TensorBoard, batch_log_frequency,
-                                                figure_to_image, flatten_hparams, write_confusion_image,
-                                                write_hparams_metrics)
+from zoo.training.callbacks.tensorboard import (
+                                                HPARAMS_RUN,
+                                                HParamsLogger,
+                                                TensorBoard,
+                                                batch_log_frequency,
+                                                figure_to_image,
+                                                flatten_hparams,
+                                                write_confusion_image,
+                                                write_hparams_metrics,
+)
 
 __all__ = ["AttentionImages", "Backup", "BestCheckpoint", "ConfusionImages", "EpochHistory", "EpochMarker",
            "EpochProgress", "EpochRandomness", "HPARAMS_RUN", "HParamsLogger", "HalveOnPlateau", "NonFiniteLossError",

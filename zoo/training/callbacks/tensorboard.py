@@ -172,7 +172,8 @@ def write_hparams_metrics(logdir, results):
             if value is not None:
                 tf.summary.scalar(key, float(value), step=step, description=description)
         try:  # the session's status: "Success" in the table
-            from tensorboard.plugins.hparams import api_pb2, summary as hparams_summary
+            from tensorboard.plugins.hparams import api_pb2
+            from tensorboard.plugins.hparams import summary as hparams_summary
         except ImportError:
             pass
         else:
