@@ -124,14 +124,16 @@ def build_parser(prog="evaluate.py"):
                                      "labelled NLI pairs: accuracy, per-class accuracy, confusion matrix, genres.")
     model = parser.add_mutually_exclusive_group(required=True)
     model.add_argument("--run-dir", type=FOLDER_TO_READ, help="a run directory written by train.py")
-    model.add_argument("--saved-model", type=FOLDER_TO_READ, help="an exported SavedModel: MODELS/NAME (latest version) or MODELS/NAME/N")
+    model.add_argument("--saved-model", type=FOLDER_TO_READ,
+                       help="an exported SavedModel: MODELS/NAME (latest version) or MODELS/NAME/N")
     model.add_argument("--tflite", type=PATH_TO_READ, help="a TFLite export (its folder or model.tflite)")
     model.add_argument("--preset", help="a preset: a folder written by export.py --format preset, hf://... or "
                                         "kaggle://...")
     data = parser.add_mutually_exclusive_group()
     data.add_argument("--dataset", help="'snli', 'multi_nli' (tensorflow-datasets) or 'snli_sample'")
-    data.add_argument("--data-dir", type=PATH_TO_READ, help="a corpus on disk: an snli_1.0 or multinli_1.0 folder or zip, SICK.txt, "
-                                         "a folder of NLI files, or one NLI file (.jsonl, .tsv, .csv)")
+    data.add_argument("--data-dir", type=PATH_TO_READ,
+                      help="a corpus on disk: an snli_1.0 or multinli_1.0 folder or zip, SICK.txt, "
+                           "a folder of NLI files, or one NLI file (.jsonl, .tsv, .csv)")
     parser.add_argument("--split", default="test",
                         help="a role (train, validation or dev, test; default test), one of the corpus' own "
                              "split names (e.g. dev_matched), or 'all'; a single file is one split")
@@ -210,7 +212,8 @@ def load_data(request):
         splits, report = load_corpus(source, fields=request.fields, labels=request.labels,
                                      roles=request.roles)
     except (RuntimeError, ValueError, OSError) as error:
-        raise EvaluateError(f"cannot load {'the data' if str(source) in str(error) else repr(source)}: {error}") from None
+        what = "the data" if str(source) in str(error) else repr(source)
+        raise EvaluateError(f"cannot load {what}: {error}") from None
     for line in describe(report):
         print(f"[data] {line}", flush=True)
     role = "validation" if split == "dev" else split

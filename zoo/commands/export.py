@@ -62,7 +62,8 @@ def build_parser(prog="export.py"):
                          help="the batch sizes TF Serving's batching pads to, which the warm-up requests cover "
                               "(default 1,2,4,8,16,32,64,128,256)")
     serving.add_argument("--base-path", default=None,
-                         help="the model folder as TF Serving sees it, in models.config (default /models/<folder name>)")
+                         help="the model folder as TF Serving sees it, in models.config "
+                              "(default /models/<folder name>)")
     serving.add_argument("--stable-version", type=COUNT, default=None,
                          help="the version labelled stable in models.config (default: the previous highest; the "
                               "new version is the canary)")
@@ -117,7 +118,8 @@ def export(args):
     model_name = load_record(args.run_dir).model
     tflite_only = {"--max-vocabulary": args.max_vocabulary is not None, "--quantize": args.quantize != "none",
                    "--test-data": args.test_data is not None, "--no-accuracy-check": args.no_accuracy_check}
-    serving_only = {"--version": args.version is not None, "--allowed-batch-sizes": args.allowed_batch_sizes is not None,
+    serving_only = {"--version": args.version is not None,
+                    "--allowed-batch-sizes": args.allowed_batch_sizes is not None,
                     "--base-path": args.base_path is not None, "--stable-version": args.stable_version is not None,
                     "--xla-max-batch": bool(args.xla_max_batch), "--chunk-size": args.chunk_size is not None}
     given = {"saved_model": tflite_only, "tflite": serving_only, "preset": {**tflite_only, **serving_only}}
@@ -157,7 +159,8 @@ def export(args):
                               chunk_size=DEFAULT_CHUNK_SIZE if args.chunk_size is None else args.chunk_size)
     labels = serving_files.version_labels(model_dir, int(os.path.basename(path)), args.stable_version)
     print(f"[export] TF Serving: {os.path.join(path, serving_files.WARMUP_FILE)}, "
-          f"{os.path.join(model_dir, serving_files.BATCHING_FILE)}, {os.path.join(model_dir, serving_files.MODELS_CONFIG_FILE)} "
+          f"{os.path.join(model_dir, serving_files.BATCHING_FILE)}, "
+          f"{os.path.join(model_dir, serving_files.MODELS_CONFIG_FILE)} "
           f"(stable: version {labels['stable']}, canary: version {labels['canary']})", flush=True)
     return path
 
@@ -165,7 +168,8 @@ def export(args):
 def main(argv=None, prog="export.py"):
     """Runs `export.py`; a user error prints one line `export.py: error: ...` and exits with status 2."""
     args = build_parser(prog).parse_args(argv)
-    interrupted = "interrupted: the export was being built beside its target, which is untouched; rerun the same command"
+    interrupted = ("interrupted: the export was being built beside its target, which is untouched; "
+                   "rerun the same command")
     return guarded(prog, lambda: export_command(args, prog), interrupted, hint="export elsewhere with --out",
                    target=args.out or ("presets" if args.format == "preset" else "models"))
 

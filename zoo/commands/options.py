@@ -21,7 +21,8 @@ def add_train_options(parser, vectors):
     parser.add_argument("--dataset", default=None, help="as nli-zoo train (default snli)")
     parser.add_argument("--data-dir", default=None, type=PATH_TO_READ, help="as nli-zoo train: a corpus on disk")
     parser.add_argument("--embeddings", default=None, help=f"as nli-zoo train (default: {vectors})")
-    parser.add_argument("--embedding-dim", type=EMBEDDING_DIM, default=None, help="as nli-zoo train, with --embeddings none")
+    parser.add_argument("--embedding-dim", type=EMBEDDING_DIM, default=None,
+                        help="as nli-zoo train, with --embeddings none")
     parser.add_argument("--epochs", type=EPOCHS, default=None, help="as nli-zoo train")
     parser.add_argument("--batch-size", type=BATCH_SIZE, default=None, help="as nli-zoo train")
     parser.add_argument("--max-train-examples", type=COUNT, default=None, help="as nli-zoo train")

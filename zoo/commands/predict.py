@@ -99,8 +99,10 @@ def build_parser(prog="predict.py"):
     parser = CommandParser(prog=prog, description="Predict SNLI labels of sentence pairs.")
     model = parser.add_mutually_exclusive_group(required=True)
     model.add_argument("--run-dir", type=FOLDER_TO_READ, help="a run directory written by train.py")
-    model.add_argument("--saved-model", type=FOLDER_TO_READ, help="an exported SavedModel: MODELS/NAME (latest version) or MODELS/NAME/N")
-    model.add_argument("--tflite", type=PATH_TO_READ, help="a TFLite export of export.py: its folder or its model.tflite")
+    model.add_argument("--saved-model", type=FOLDER_TO_READ,
+                       help="an exported SavedModel: MODELS/NAME (latest version) or MODELS/NAME/N")
+    model.add_argument("--tflite", type=PATH_TO_READ,
+                       help="a TFLite export of export.py: its folder or its model.tflite")
     model.add_argument("--preset", help="a preset: a folder written by export.py --format preset, hf://... or "
                                         "kaggle://...")
     parser.add_argument("--premise", help="the premise of one pair")
@@ -108,14 +110,17 @@ def build_parser(prog="predict.py"):
     parser.add_argument("--premise-parse", default="",
                         help="the premise's binary parse, e.g. \"( ( Two women ) ( are sleeping ) )\" (tree models)")
     parser.add_argument("--hypothesis-parse", default="", help="the hypothesis's binary parse (tree models)")
-    parser.add_argument("--input", type=FILE_TO_READ, help="a JSON-lines file of {\"premise\": ..., \"hypothesis\": ...}")
-    parser.add_argument("--output", type=FILE_TO_WRITE, help="with --input: write the predictions here (default stdout)")
+    parser.add_argument("--input", type=FILE_TO_READ,
+                        help="a JSON-lines file of {\"premise\": ..., \"hypothesis\": ...}")
+    parser.add_argument("--output", type=FILE_TO_WRITE,
+                        help="with --input: write the predictions here (default stdout)")
     parser.add_argument("--batch-size", type=BATCH_SIZE, default=256, help="pairs per model call (default 256)")
     parser.add_argument("--num-threads", type=THREADS, default=None,
                         help="--tflite: the interpreter's threads (default: LiteRT's)")
     parser.add_argument("--show-attention", action="store_true",
                         help="print the alignment of the pair as a text heatmap")
-    parser.add_argument("--attention-png", metavar="PATH", type=FILE_TO_WRITE, help="save the alignment of the pair as a PNG")
+    parser.add_argument("--attention-png", metavar="PATH", type=FILE_TO_WRITE,
+                        help="save the alignment of the pair as a PNG")
     parser.add_argument("--check", action="store_true",
                         help="only check the model: its files against the SHA-256 its manifest records, and that it "
                              "loads (e.g. a SavedModel version before TF Serving serves it, which does not check)")

@@ -43,8 +43,9 @@ def build_parser(prog="nli-zoo reproduce"):
     parser.add_argument("--rows", nargs="+", default=None, metavar="ROW", help="the rows to train (ids from --list; "
                                                                                "default: every runnable row)")
     parser.add_argument("--seeds", default=None, help="N: seeds 0..N-1 (default 1), or a comma list A,B,...")
-    parser.add_argument("--dir", default=None, type=FOLDER_TO_WRITE, help="the reproduction directory (DIR/runs, DIR/sweeps, DIR/reports); "
-                                                    "rerun to resume; several papers may share it")
+    parser.add_argument("--dir", default=None, type=FOLDER_TO_WRITE,
+                        help="the reproduction directory (DIR/runs, DIR/sweeps, DIR/reports); "
+                             "rerun to resume; several papers may share it")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                         help="a preset setting of every run, as nli-zoo train --set (not a row's own switch)")
     add_train_options(parser, vectors="each row's paper vectors")
@@ -53,7 +54,8 @@ def build_parser(prog="nli-zoo reproduce"):
                              "estimated from a few timed training steps; train nothing")
     parser.add_argument("--timed-steps", type=STEPS, default=DEFAULT_STEPS,
                         help=f"with --dry-run: training steps timed per model (default {DEFAULT_STEPS})")
-    parser.add_argument("--out", default=None, type=FOLDER_TO_WRITE, help="where to write the report (default DIR/reports/PAPER)")
+    parser.add_argument("--out", default=None, type=FOLDER_TO_WRITE,
+                        help="where to write the report (default DIR/reports/PAPER)")
     parser.add_argument("--resamples", type=RESAMPLES, default=statistics.RESAMPLES,
                         help=f"bootstrap resamples (default {statistics.RESAMPLES})")
     parser.add_argument("--bootstrap-seed", type=SEED, default=0, help="seed of the bootstrap (default 0)")
@@ -89,7 +91,8 @@ def main(argv=None, prog="nli-zoo reproduce"):
         with 1.
     """
     args = build_parser(prog).parse_args(argv)
-    interrupted = "interrupted: rerun the same command to resume (the run in progress resumes after its last finished epoch)"
+    interrupted = ("interrupted: rerun the same command to resume "
+                   "(the run in progress resumes after its last finished epoch)")
     return guarded(prog, lambda: reproduce_command(args, prog), interrupted, hint="use another --dir",
                    target=args.dir)
 
@@ -139,7 +142,8 @@ def reproduce_command(args, prog):
     except (UserError, CorruptFileError) as error:
         fail(prog, error)
     if result["role"] == "worker":
-        print(f"[reproduce] this worker's trials are done; the chief writes the report ({len(result['trials'])} trial(s))")
+        print(f"[reproduce] this worker's trials are done; the chief writes the report "
+              f"({len(result['trials'])} trial(s))")
         return result
     print("\n" + to_markdown(result["report"]))
     paths = result["paths"]

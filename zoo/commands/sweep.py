@@ -35,7 +35,8 @@ def build_parser(prog="nli-zoo sweep"):
     parser.add_argument("spec", nargs="?", default=None,
                         help="a sweep spec file (.json, or .yaml/.yml) with the entries below (models, seeds, set, "
                              "tune, search, max_trials, dataset, ...); flags given as well replace its entries")
-    parser.add_argument("--dir", required=True, type=FOLDER_TO_WRITE, help="the sweep directory (runs in DIR/runs/NAME); rerun to resume")
+    parser.add_argument("--dir", required=True, type=FOLDER_TO_WRITE,
+                        help="the sweep directory (runs in DIR/runs/NAME); rerun to resume")
     parser.add_argument("--models", nargs="+", default=None, metavar="MODEL", help="registered model names")
     parser.add_argument("--seeds", default=None,
                         help="N: seeds 0..N-1 (default 1), or a comma list A,B,...; every setting is trained with each")
@@ -85,7 +86,8 @@ def main(argv=None, prog="nli-zoo sweep"):
         raise SystemExit(2) from None
     import_tensorflow()  # its notices filtered (zoo.quiet)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # as nli-zoo train
-    interrupted = "interrupted: rerun the same command to resume the sweep (the trial in progress resumes after its last finished epoch)"
+    interrupted = ("interrupted: rerun the same command to resume the sweep "
+                   "(the trial in progress resumes after its last finished epoch)")
     summary = guarded(prog, lambda: sweep_command(spec, args, prog), interrupted, hint="use another --dir",
                    target=args.dir)
     trials = summary["trials"]

@@ -144,7 +144,8 @@ def main(argv=None, prog="train.py"):
     """
     args = build_parser(prog).parse_args(argv)
     run_dir = args.run_dir or os.path.join("runs", args.model)
-    interrupted = f"interrupted: {run_dir} keeps every finished epoch; rerun the same command to resume after the last one"
+    interrupted = (f"interrupted: {run_dir} keeps every finished epoch; "
+                   "rerun the same command to resume after the last one")
     return guarded(prog, lambda: train_command(args, prog), interrupted, hint="train in another --run-dir",
                    target=run_dir)
 

@@ -173,8 +173,8 @@ def checked_request(texts):
                                                    "one per pair, not a nested list (shape [B])"))
         checks.append(tf.debugging.assert_none_equal(rows[name], 0, message=f"{name} is an empty list: send at "
                                                      "least one pair"))
-        checks.append(tf.debugging.assert_less_equal(rows[name], MAX_REQUEST_PAIRS, message=f"{name} holds more "
-                                                     f"than {MAX_REQUEST_PAIRS:,} pairs: send them in several requests"))
+        too_many = f"{name} holds more than {MAX_REQUEST_PAIRS:,} pairs: send them in several requests"
+        checks.append(tf.debugging.assert_less_equal(rows[name], MAX_REQUEST_PAIRS, message=too_many))
     with tf.control_dependencies(checks):
         checks = [tf.debugging.assert_equal(rows[name], rows["premise"], message=f"{name} must have as many rows as "
                                             "premise (one per pair)") for name in texts if name != "premise"]

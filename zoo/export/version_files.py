@@ -78,8 +78,8 @@ def verify_saved_model(saved_model_dir):
         return 0
     recorded = fileio.read_manifest(manifest, MANIFEST_REMEDY)
     if recorded is None:
-        raise fileio.ManifestError(f"{manifest} is missing, so the version's files cannot be checked: {MANIFEST_REMEDY}",
-                                   manifest, MANIFEST_PATH)
+        raise fileio.ManifestError(f"{manifest} is missing, so the version's files cannot be checked: "
+                                   f"{MANIFEST_REMEDY}", manifest, MANIFEST_PATH)
     names = sorted(set(recorded) | set(version_files(saved_model_dir)))
     fileio.verify_files(saved_model_dir, recorded, names, lambda name: MANIFEST_REMEDY, MANIFEST_PATH)
     return len(names)

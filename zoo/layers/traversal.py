@@ -13,7 +13,10 @@ def iter_layers(layer):
     while stack:
         current = stack.pop()
         for value in vars(current).values():
-            values = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
+            if isinstance(value, dict):
+                values = value.values()
+            else:
+                values = value if isinstance(value, (list, tuple)) else [value]
             for item in values:
                 if isinstance(item, keras.layers.Layer) and id(item) not in seen:
                     seen.add(id(item))

@@ -87,8 +87,8 @@ class WangJiangWordByWord(NLIModel):
     def match(self, premise, hypothesis, premise_mask, hypothesis_mask, training=False, xla=False):
         h_s = self.premise_lstm(self.input_dropout(premise, training=training), mask=recurrent_mask(premise_mask),
                                 training=training)                                  # [B, Lp, d]
-        h_t = self.hypothesis_lstm(self.input_dropout(hypothesis, training=training), mask=recurrent_mask(hypothesis_mask),
-                                   training=training)                               # [B, Lh, d]
+        h_t = self.hypothesis_lstm(self.input_dropout(hypothesis, training=training),
+                                   mask=recurrent_mask(hypothesis_mask), training=training)  # [B, Lh, d]
         h_t_n = ops.where(ops.any(hypothesis_mask, axis=1, keepdims=True),
                           last_real(h_t, hypothesis_mask), 0.0)                     # h^t_N [B, d]
         memory = ops.concatenate([ops.zeros_like(h_s[:, :1]), h_s], axis=1)        # NULL first [B, 1+Lp, d]

@@ -158,8 +158,8 @@ def claims_table(report):
                   "its p-value is Holm-adjusted over the claims tested together. A > B: *held* when the adjusted "
                   "p-value is below "
                   f"{1 - report['confidence']:.2g} and A is ahead, *not held* when it is and B is ahead, *not "
-                  "resolved* otherwise, with the number of seeds per row that would resolve a difference as large as the "
-                  "measured one (a power estimate from the measured spread). A ≈ B (the paper says they do not "
+                  "resolved* otherwise, with the number of seeds per row that would resolve a difference as large "
+                  "as the measured one (a power estimate from the measured spread). A ≈ B (the paper says they do not "
                   "differ): *not held* when a difference is found; otherwise *not resolved*, since a test can refute "
                   "that claim but never confirm it. With one seed a row's spread is unknown: the test is the paired "
                   "bootstrap over the items (*items only*), which says nothing of other seeds."]

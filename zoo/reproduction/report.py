@@ -252,5 +252,6 @@ def write(report, out_dir, tensorboard=True):
         pyplot().close(figure)
     fileio.publish_folder(staged, out_dir, overwrite=True)
     return {"markdown": os.path.join(out_dir, MARKDOWN_FILE), "json": os.path.join(out_dir, JSON_FILE),
-            "chart": os.path.join(out_dir, CHART_FILE), "logs": os.path.join(out_dir, LOGS_DIR) if tensorboard else None}
+            "chart": os.path.join(out_dir, CHART_FILE),
+            "logs": os.path.join(out_dir, LOGS_DIR) if tensorboard else None}
 

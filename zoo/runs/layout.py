@@ -395,10 +395,10 @@ def restore_vocabulary(run_dir, vocab, record):
     vocab.save(tmp)
     if fileio.sha256_file(tmp) != expected:
         os.remove(tmp)
-        raise fileio.ManifestError(f"{path} is missing, and the vocabulary rebuilt from the data is not the one the run "
-                                   f"was trained with (its SHA-256 differs from {MANIFEST_FILE}'s): the data or the word "
-                                   "vectors changed since; put the run's vocab.txt back, or train the run again with "
-                                   "--overwrite", path, VOCAB_FILE)
+        raise fileio.ManifestError(f"{path} is missing, and the vocabulary rebuilt from the data is not the one "
+                                   f"the run was trained with (its SHA-256 differs from {MANIFEST_FILE}'s): the data "
+                                   "or the word vectors changed since; put the run's vocab.txt back, or train the run "
+                                   "again with --overwrite", path, VOCAB_FILE)
     os.replace(tmp, path)
     logger.info(f"[train] {path} rebuilt from the data (its SHA-256 is the one {MANIFEST_FILE} records)")
 

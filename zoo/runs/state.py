@@ -105,12 +105,14 @@ def inconsistency(record):
     epoch, history = record["epoch"], record["history"]
     numbers = [e.get("epoch") if isinstance(e, dict) else None for e in history]
     if numbers != list(range(1, epoch + 1)):
-        return f"it says epoch {epoch} but its history holds epochs {numbers[:3] + ['...'] if len(numbers) > 3 else numbers}"
+        shown = numbers[:3] + ["..."] if len(numbers) > 3 else numbers
+        return f"it says epoch {epoch} but its history holds epochs {shown}"
     best = record.get("best")
     if best is not None and (best["epoch"] > epoch
                              or best["file"] not in (weights_name(best["epoch"]), best_name(best["epoch"]))):
         return f"its best weights {best['file']} (epoch {best['epoch']}) do not fit epoch {epoch}"
-    allowed = {weights_name(epoch)} | ({best["file"]} if best is not None and not record.get("optimizer", True) else set())
+    best_kept = best is not None and not record.get("optimizer", True)
+    allowed = {weights_name(epoch)} | ({best["file"]} if best_kept else set())
     if record["weights"] not in allowed:
         return f"it says epoch {epoch} but names the weights {record['weights']}"
     return None

@@ -6,7 +6,7 @@ Each validator takes the value and the name to blame (a flag such as `--batch-si
 
 | kind | validator | accepts |
 |---|---|---|
-| a count of things (examples, epochs, trials) | `count` | a whole number from 1 (0 with `zero=True`) to `maximum` (default `MAX_COUNT`) |
+| a count (examples, epochs, trials) | `count` | a whole number from 1 (0 with `zero=True`) to `maximum` (`MAX_COUNT`) |
 | a batch size | `batch_size` | a whole number from 1 to `MAX_BATCH_SIZE` |
 | a seed | `seed` | a whole number from 0 to `MAX_SEED` |
 | a real number (rates, norms) | `number` | a finite number > 0 (>= 0 with `zero=True`) |

@@ -173,7 +173,8 @@ class RunConfig:
     @classmethod
     def option_names(cls):
         """The keyword arguments `create` takes besides the preset shortcuts."""
-        return [f.name for f in dataclasses.fields(cls) if f.name not in ("model", "settings", "overrides", "embeddings")]
+        shortcuts = ("model", "settings", "overrides", "embeddings")
+        return [f.name for f in dataclasses.fields(cls) if f.name not in shortcuts]
 
     def replace(self, **changes):
         """A validated copy with `changes` (the configuration itself never changes)."""

@@ -105,7 +105,8 @@ def check_tf_config(text=None):
     if not isinstance(tf_config, dict) or not isinstance(tf_config.get("cluster"), dict) \
             or not isinstance(tf_config.get("task"), dict):
         raise ValueError("TF_CONFIG must be a JSON object with 'cluster' and 'task' objects, e.g. "
-                         '{"cluster": {"worker": ["host1:23456", "host2:23456"]}, "task": {"type": "worker", "index": 0}}')
+                         '{"cluster": {"worker": ["host1:23456", "host2:23456"]}, '
+                         '"task": {"type": "worker", "index": 0}}')
     cluster, task = tf_config["cluster"], tf_config["task"]
     other = sorted(set(cluster) - set(TRAINING_JOBS))
     if other:

@@ -107,10 +107,10 @@ def fetch_vectors(source, cache_dir=None, progress=True, keep_download=False):
     if index_ready(index_dir):
         return index_dir
     if os.path.isdir(index_dir) and os.listdir(index_dir) and not os.path.exists(os.path.join(index_dir, "meta.json")):
-        raise CacheCorruptError(f"{index_dir} holds files but no meta.json, so it is not an index the conversion wrote "
-                                f"(the conversion writes a folder whole, meta.json last): delete {index_dir} to convert "
-                                f"{source.name} again (from {os.path.join(root, 'downloads', source.filename)} if it is "
-                                "there, else downloaded)")
+        download = os.path.join(root, "downloads", source.filename)
+        raise CacheCorruptError(f"{index_dir} holds files but no meta.json, so it is not an index the conversion "
+                                f"wrote (the conversion writes a folder whole, meta.json last): delete {index_dir} to "
+                                f"convert {source.name} again (from {download} if it is there, else downloaded)")
     try:
         os.makedirs(os.path.join(root, "vectors"), exist_ok=True)
         os.makedirs(os.path.join(root, "downloads"), exist_ok=True)

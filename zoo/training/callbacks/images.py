@@ -46,7 +46,8 @@ class EveryNthEpoch(keras.callbacks.Callback):
 
 class AttentionImages(EveryNthEpoch):
     """Draws the attention of a few fixed dev pairs after every `every`-th epoch and the last
-    (`EveryNthEpoch`; skipped for models that do not attend). Each image is cropped to the real tokens and labelled with them.
+    (`EveryNthEpoch`; skipped for models that do not attend). Each image is cropped to the real tokens and labelled
+    with them.
 
     Models with more to show get more: Luo et al.'s models draw the unmatchedness u_b of each hypothesis
     word as an extra column "u" beside the attention (their Figure 1), and the match-LSTMs draw their
