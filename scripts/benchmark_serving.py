@@ -35,7 +35,8 @@ Each configuration runs in a fresh subprocess (`scripts/serving_child.py`; the r
 (TensorFlow: `tf.config.threading.set_intra_op_parallelism_threads` / `set_inter_op_parallelism_threads`;
 LiteRT: the interpreter's `num_threads`; PyTorch: `torch.set_num_threads` / `set_num_interop_threads`),
 on one thread and on all cores (`--threads`; `inter:all` adds TensorFlow with one intra-op thread and an
-inter-op thread per core, the layout docs/serving.md recommends for TF Serving on a CPU). A subprocess makes one pass over the pairs to warm up, then measures:
+inter-op thread per core, the layout docs/serving.md recommends for TF Serving on a CPU). A subprocess makes
+one pass over the pairs to warm up, then measures:
 batch-1 latency (p50 and p99 over `--latency-pairs` pairs, one call each) and throughput at batch 32
 and 256 (pairs/s over `--pairs` pairs in their order, batches padded to their longest sentences).
 `--rounds R` repeats every subprocess R times; the table shows the median and, in brackets, the range.
@@ -81,14 +82,16 @@ def thread_setting(text, cores):
     inter = text.startswith("inter:")
     count = text.split(":", 1)[1] if inter else text
     threads = cores if count == "all" else int(count)
-    return {"label": f"inter:{threads}" if inter else str(threads), "threads": threads, "intra": 1 if inter else threads}
+    return {"label": f"inter:{threads}" if inter else str(threads), "threads": threads,
+            "intra": 1 if inter else threads}
 
 
 def print_profile(model_name, threads, batch, result):
     wall = result["wall_s"]
     busy = sum(result["by_type"].values())
-    print(f"\n{model_name}, serving_default at batch {batch}, {threads} thread(s): {result['pairs'] / wall:.0f} pairs/s; "
-          f"ops busy {busy:.3f} s of {wall:.3f} s wall ({100 * busy / wall:.0f}%; with several threads ops overlap)")
+    print(f"\n{model_name}, serving_default at batch {batch}, {threads} thread(s): "
+          f"{result['pairs'] / wall:.0f} pairs/s; ops busy {busy:.3f} s of {wall:.3f} s wall "
+          f"({100 * busy / wall:.0f}%; with several threads ops overlap)")
     for title, table in (("by op type", result["by_type"]), ("by part of the graph", result["by_part"])):
         print(f"  {title}:")
         for name, seconds in sorted(table.items(), key=lambda kv: -kv[1])[:12]:
@@ -190,7 +193,8 @@ def build_parser():
     parser.add_argument("--chunk-size", type=COUNT_OR_ZERO, default=None,
                         help="export the SavedModels with --chunk-size N (default: export.py's, 32)")
     parser.add_argument("--keras-loops", action="store_true",
-                        help="also measure the SavedModel exported with Keras's bi-LSTM loops (no packing: before/after)")
+                        help="also measure the SavedModel exported with Keras's bi-LSTM loops "
+                             "(no packing: before/after)")
     parser.add_argument("--packed-loops", action="store_true",
                         help="also measure the SavedModel exported with the packed bi-LSTM loop at every batch size "
                              "(before/after TensorFlow's LSTM kernel for one pair)")
@@ -203,7 +207,8 @@ def build_parser():
     parser.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "nli_zoo_benchmark_serving"),
                         help="where the runs and exports are built (reused by later runs)")
     parser.add_argument("--markdown", action="store_true", help="print the table in Markdown")
-    parser.add_argument("--json", type=FILE_TO_WRITE, default=None, help="also write every round's figures to this file")
+    parser.add_argument("--json", type=FILE_TO_WRITE, default=None,
+                        help="also write every round's figures to this file")
     parser.add_argument("--profile", action="store_true",
                         help="profile the SavedModel of each model instead of measuring the variants")
     parser.add_argument("--profile-batch", type=COUNT, default=32, help="--profile: pairs per call (default 32)")
@@ -248,7 +253,8 @@ def plan(args, thread_settings, pairs):
 def report(args, configs, info, pairs):
     """Prints the table; returns each configuration's record (its rounds, size and share of the GEMM peak)."""
     records, lines = [], []
-    flops = {(name, folded): forward_flops(args, name, pairs, folded) for name in args.models for folded in (True, False)}
+    flops = {(name, folded): forward_flops(args, name, pairs, folded)
+             for name in args.models for folded in (True, False)}
     for config in configs:
         size = config["size_bytes"]
         if size is None:

@@ -6,13 +6,14 @@ Per-step and per-epoch times, and the per-pair rate and fixed part of an epoch f
     python scripts/benchmark_training.py --models esim --threads 1 --autotune       # tf.data's autotuner on
     python scripts/benchmark_training.py --models esim --threads 1 --runs 3 \
         --torch-reference ESIM --torch-python /path/to/torch-env/bin/python
-    python scripts/benchmark_training.py --models esim --data /work/shared/data/snli_1.0_dev_head/snli_1.0_dev_head.jsonl
+    python scripts/benchmark_training.py --models esim \
+        --data /work/shared/data/snli_1.0_dev_head/snli_1.0_dev_head.jsonl
     python scripts/benchmark_training.py --models esim --threads 1 --profile
     python scripts/benchmark_training.py --shapes-only --data snli_sample
     python scripts/benchmark_training.py --models esim --threads 1 ... --record   # results/training/<machine id>.jsonl
 
-What runs: each measurement is a fresh process (`scripts/training_child.py`) that calls `zoo.training.train` (the function behind
-`nli-zoo train`: `RunConfig`, the trainer's model building and compilation, the `zoo.data` tf.data
+What runs: each measurement is a fresh process (`scripts/training_child.py`) that calls `zoo.training.train`
+(the function behind `nli-zoo train`: `RunConfig`, the trainer's model building and compilation, the `zoo.data` tf.data
 pipeline, every callback of a run) in a throwaway run directory, with random 300-d word vectors
 (`--embeddings none`; speed does not depend on their values) and the preset's sizes. The pairs come from
 the library's loaders (`zoo.data.corpora.load_corpus`: `--data` is anything `nli-zoo train --data` takes,

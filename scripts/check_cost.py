@@ -45,7 +45,8 @@ def size(path):
 
 
 def main(argv=None):
-    parser = CommandParser(prog="check_cost.py", description="The cost of checking a run and a SavedModel against their manifests.")
+    parser = CommandParser(prog="check_cost.py",
+                           description="The cost of checking a run and a SavedModel against their manifests.")
     parser.add_argument("--model", default="esim")
     parser.add_argument("--vocabulary", type=int, default=40_000)
     parser.add_argument("--embedding-dim", type=int, default=300)

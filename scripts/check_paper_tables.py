@@ -110,7 +110,8 @@ def check_paper(paper, folder):
 
 
 def main(argv=None):
-    parser = CommandParser(prog="check_paper_tables.py", description="Check the reproduce tables against the papers' text.")
+    parser = CommandParser(prog="check_paper_tables.py",
+                           description="Check the reproduce tables against the papers' text.")
     parser.add_argument("papers_dir", help="the folder of the papers' plain text")
     parser.add_argument("papers", nargs="*", help=f"paper keys (default: all: {', '.join(paper_keys())})")
     args = parser.parse_args(argv)

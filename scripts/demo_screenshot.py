@@ -152,7 +152,8 @@ def screenshot(url, out, maps, width=1360, chromium="chromium", premise=PREMISE,
 
 
 def main(argv=None):
-    parser = CommandParser(prog="demo_screenshot.py", description="Screenshot of the nli-zoo demo page with a typed pair.")
+    parser = CommandParser(prog="demo_screenshot.py",
+                           description="Screenshot of the nli-zoo demo page with a typed pair.")
     parser.add_argument("models", nargs="+", metavar="RUN_OR_PRESET", help="one or two models, as for nli-zoo demo")
     parser.add_argument("--out", default="docs/images/demo.png", help="the PNG (default docs/images/demo.png)")
     parser.add_argument("--premise", default=PREMISE)

@@ -136,9 +136,10 @@ def report(comparison):
     if runs:
         needed = runs["seeds_needed"]
         lines.append(f"zoo - reference: {100 * runs['difference']:+.2f} points; runs' test (seeds + items): "
-                     f"95% interval {interval(runs['interval'])}, p {runs['p_value']:.3g}; items only (paired bootstrap): "
-                     f"{interval(items['interval'])}, p {items['p_value']:.3g}; seeds per side to resolve a "
-                     f"difference this large: {needed if needed else 'none would reach 80% power (the items alone)'}")
+                     f"95% interval {interval(runs['interval'])}, p {runs['p_value']:.3g}; "
+                     f"items only (paired bootstrap): {interval(items['interval'])}, p {items['p_value']:.3g}; "
+                     "seeds per side to resolve a difference this large: "
+                     f"{needed if needed else 'none would reach 80% power (the items alone)'}")
         inside = runs["interval"][0] <= 0 <= runs["interval"][1]
         ahead = "zoo" if runs["difference"] > 0 else "reference"
         lines.append("the difference's interval holds 0: the two implementations are level on this budget" if inside

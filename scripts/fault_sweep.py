@@ -1,7 +1,8 @@
 """Kills every kind of run at every write step, reruns it, and prints whether the rerun is the uninterrupted run.
 
     python scripts/fault_sweep.py                        # every kind, every step (about an hour on 2 cores)
-    python scripts/fault_sweep.py --kinds extension sweep_trial --jobs 2   # (two fine-tunings at once meet at their source's lock)
+    python scripts/fault_sweep.py --kinds extension sweep_trial --jobs 2
+        # (two fine-tunings at once meet at their source's lock)
     python scripts/fault_sweep.py --kinds plain --steps state@1 results --markdown
     python scripts/fault_sweep.py --flags --outputs      # bad flag values, outputs onto what the user keeps
 
@@ -27,8 +28,8 @@ power cut would), then runs again:
 A step the command never reaches (e.g. `publish` in an epoch without a better dev score) reports `not
 reached`. With `--flags`, every numeric flag of the eight commands is given -1, 0, 99999999999, nan and abc
 (`one line` or `ran`, never a traceback); with `--outputs`, each of `OUTPUT_CASES` must be refused in one line
-and leave every file as it was. Every run is tiny (bowman_lstm, hidden size 4, 32 training pairs of the shipped sample); the
-table is what docs/resuming.md shows.
+and leave every file as it was. Every run is tiny (bowman_lstm, hidden size 4, 32 training pairs of the shipped
+sample); the table is what docs/resuming.md shows.
 """
 
 import concurrent.futures
@@ -393,7 +394,8 @@ def checks(args, root):
 
 
 def main(argv=None):
-    parser = CommandParser(prog="fault_sweep.py", description="Kill every kind of run at every write step, rerun, compare.")
+    parser = CommandParser(prog="fault_sweep.py",
+                           description="Kill every kind of run at every write step, rerun, compare.")
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     parser.add_argument("--steps", nargs="+", default=None, help="only these steps (as NLI_ZOO_FAULT_AT names them)")
     parser.add_argument("--jobs", type=int, default=1, help="cases run at once (each is one process at a time)")

@@ -111,7 +111,8 @@ def format_report(stats):
 
 
 def main(argv=None):
-    parser = CommandParser(prog="gate_statistics.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = CommandParser(prog="gate_statistics.py", description=__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run-dir", required=True, help="a training run of an mlstm* model")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--jsonl", help="an NLI file in SNLI's fields (e.g. snli_1.0_test.jsonl; any file "

@@ -128,8 +128,8 @@ def main(argv=None):
         train = train[:args.train]
     print(f"machine: {machine()}")
     print(f"data: {len(train)} training pairs, {len(dev)} dev, {len(test)} held out (test) ({skipped} without gold "
-          f"label skipped); vectors "
-          f"{args.embeddings}; {args.epochs} epochs, batch {args.batch_size}, hidden size {args.hidden_size or 'preset'}",
+          f"label skipped); vectors {args.embeddings}; {args.epochs} epochs, batch {args.batch_size}, "
+          f"hidden size {args.hidden_size or 'preset'}",
           flush=True)
     results = []
     with tempfile.TemporaryDirectory(prefix="learning-check-") as work_dir:

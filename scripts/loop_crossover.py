@@ -2,16 +2,16 @@
 
     python scripts/loop_crossover.py --batches 1,2,3,4,8 --inter 1,2
 
-For each inter-op thread count (one intra-op thread each, a fresh subprocess each), a paper-size ESIM
-(random weights, a 2,000-word vocabulary; `--hidden-size` for another size) is traced once per variant with
-open shapes: `kernel`, the bi-LSTMs on TensorFlow's kernel at every batch size (the "block" loop with
-`KERNEL_ROWS` lifted while tracing), and `packed`, the packed loop (`model.lstm_loop = "packed"`). Each is called on 20 random batches per size
-(premises of 6-23 words, hypotheses of 4-11, as SNLI's), three passes, the variants alternating twice;
-printed: each variant's best median milliseconds per call and their ratio (packed / kernel: above 1, the
-kernel is faster). The machine comes first (CPU, flags, L2 a core: where the crossover falls depends on
-the cache that holds the weights); `--record` appends the figures to
-`results/loop-crossover/<machine id>.jsonl`. The measurement behind `zoo.layers.loop_choice.KERNEL_ROWS`;
-not a test.
+For each inter-op thread count (one intra-op thread each, a fresh subprocess each), a paper-size ESIM (random
+weights, a 2,000-word vocabulary; `--hidden-size` for another size) is traced once per variant with open
+shapes: `kernel`, the bi-LSTMs on TensorFlow's kernel at every batch size (the "block" loop with `KERNEL_ROWS`
+lifted while tracing), and `packed`, the packed loop (`model.lstm_loop = "packed"`). Each is called on 20
+random batches per size (premises of 6-23 words, hypotheses of 4-11, as SNLI's), three passes, the variants
+alternating twice; printed: each variant's best median milliseconds per call and their ratio (packed / kernel:
+above 1, the kernel is faster). The machine comes first (CPU, flags, L2 a core: where the crossover falls
+depends on the cache that holds the weights); `--record` appends the figures to
+`results/loop-crossover/<machine id>.jsonl`. The measurement behind `zoo.layers.loop_choice.KERNEL_ROWS`; not
+a test.
 """
 
 import argparse
