@@ -198,7 +198,8 @@ def test_models_and_layers_are_keras_ops_but_for_tensorflows_own_lstm_kernel():
     """Model and layer code runs on any Keras backend: only the one module of TensorFlow's LSTM kernel (the
     "block" loop, chosen under TensorFlow alone) imports TensorFlow."""
     importing = sorted(name for name, path in MODULES.items()
-                       if name.startswith(("zoo.layers", "zoo.models")) and imports_tensorflow(path, top_level_only=False))
+                       if name.startswith(("zoo.layers", "zoo.models"))
+                       and imports_tensorflow(path, top_level_only=False))
     assert importing == ["zoo.layers.tensorflow_lstm"]
 
 

@@ -278,7 +278,8 @@ GOOD = {"sentence1": "A man sleeps .", "sentence2": "A man rests .", "gold_label
     ("bad.jsonl", json.dumps(GOOD) + "\n\n" + '{"sentence1": "A"\n', r"bad\.jsonl:3: invalid JSON"),
     ("bad.json", "[" + json.dumps(GOOD) + ",\n" + json.dumps(GOOD) + "]\n", r"bad\.json:1: .*JSON lines"),
     ("bad.jsonl", json.dumps(GOOD) + "\n" + json.dumps(["a", "b"]) + "\n", r"bad\.jsonl:2: expected a JSON object"),
-    ("one_line.json", json.dumps([GOOD, GOOD]) + "\n", r"one_line\.json:1: expected a JSON object, got list; .*JSON lines"),
+    ("one_line.json", json.dumps([GOOD, GOOD]) + "\n",
+     r"one_line\.json:1: expected a JSON object, got list; .*JSON lines"),
     ("bad.jsonl", json.dumps(dict(GOOD, sentence2=7)) + "\n", r"bad\.jsonl:1: missing or non-string field 'sentence2'"),
     ("bad.jsonl", json.dumps({k: v for k, v in GOOD.items() if k != "gold_label"}) + "\n",
      r"bad\.jsonl:1: missing or non-string field 'gold_label' \(label\)"),
@@ -289,9 +290,11 @@ GOOD = {"sentence1": "A man sleeps .", "sentence2": "A man rests .", "gold_label
      r"bad\.tsv:3: 4 tab-separated fields, header has 3"),
     ("bad.tsv", "sentence1\tsentence2\tgold_label\na\tb\n", r"bad\.tsv:2: missing or non-string field 'gold_label'"),
     ("bad.tsv", "", r"bad\.tsv:1: empty file"),
-    ("bad.csv", "sentence1,sentence1,gold_label\na,b,neutral\n", r"bad\.csv:1: the header names field 'sentence1' twice"),
+    ("bad.csv", "sentence1,sentence1,gold_label\na,b,neutral\n",
+     r"bad\.csv:1: the header names field 'sentence1' twice"),
     ("bad.csv", "premise,hypothesis,gold_label\na,b,neutral\n",
-     r"bad\.csv:2: missing or non-string field 'sentence1' \(premise\).*--fields premise=premise,hypothesis=hypothesis"),
+     r"bad\.csv:2: missing or non-string field 'sentence1' \(premise\)"
+     r".*--fields premise=premise,hypothesis=hypothesis"),
 ])
 def test_malformed_rows_name_file_line_and_field(tmp_path, name, text, pattern):
     with pytest.raises(DataFormatError, match=pattern):

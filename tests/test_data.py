@@ -97,7 +97,8 @@ def test_txt_files(tmp_path):
     assert report["rows"] == {"train": 1, "validation": 1, "test": 1}
     assert report["dropped_no_gold_label"] == {"train": 1, "validation": 1, "test": 1}
     ex = splits["validation"][0]
-    assert (ex["premise"], ex["label"], ex["pair_id"], ex["premise_binary_parse"]) == ('He said "hi"', 1, "dev1", "( a b )")
+    assert (ex["premise"], ex["label"], ex["pair_id"], ex["premise_binary_parse"]) == (
+        'He said "hi"', 1, "dev1", "( a b )")
     # jsonl is preferred when both are present
     _write_jsonl(folder, {"train": [_record("contradiction")], "dev": [], "test": []})
     splits, _ = load_snli(str(folder))

@@ -171,7 +171,8 @@ def test_without_gradio_one_line_says_how_to_install(monkeypatch, capsys, runs):
 
 
 @pytest.mark.parametrize("arguments, message", [
-    (["no/such/run"], "'no/such/run' does not exist: give a run directory (train.py), a SavedModel or TF Serving model folder, a TFLite export, or a preset (folder, hf://, kaggle://)"),
+    (["no/such/run"], "'no/such/run' does not exist: give a run directory (train.py), a SavedModel or TF Serving "
+                      "model folder, a TFLite export, or a preset (folder, hf://, kaggle://)"),
     (["a", "b", "c"], "give one or two models to compare, not 3"),
 ])
 def test_command_line_errors_are_one_line(capsys, arguments, message):

@@ -51,7 +51,8 @@ def test_every_link_resolves(page):
         path, _, fragment = target.partition("#")
         resolved = (page.parent / path).resolve() if path else page
         if not resolved.exists():
-            broken.append(f"{target}: no file {resolved.relative_to(ROOT) if resolved.is_relative_to(ROOT) else resolved}")
+            shown = resolved.relative_to(ROOT) if resolved.is_relative_to(ROOT) else resolved
+            broken.append(f"{target}: no file {shown}")
         elif fragment and resolved.suffix == ".md" and fragment not in anchors(resolved):
             broken.append(f"{target}: no heading #{fragment} in {resolved.relative_to(ROOT)}")
     assert not broken, f"{page.relative_to(ROOT)}: " + "; ".join(broken)
@@ -60,7 +61,8 @@ def test_every_link_resolves(page):
 def test_anchor_rule_matches_github():
     assert github_anchor("Evaluation (`evaluate.py`)") == "evaluation-evaluatepy"
     assert github_anchor("Tree models: parses in the request") == "tree-models-parses-in-the-request"
-    assert github_anchor("A cluster of workers (`--strategy multi_worker`)") == "a-cluster-of-workers---strategy-multi_worker"
+    assert (github_anchor("A cluster of workers (`--strategy multi_worker`)")
+            == "a-cluster-of-workers---strategy-multi_worker")
 
 
 # Every command line the documentation shows, parsed by the command's own parser -----------------------------

@@ -184,7 +184,8 @@ def test_diagnostics_options_are_checked_before_scoring(run, tmp_path, capsys):
     (other / "results.json").write_text("{")  # and a damaged results.json
     breaking = str(FIXTURES / "breaking_nli" / "dataset.jsonl")
     for argv, expected in (
-            (["--run-dir", str(run), "--suite", "diagnostics", "--hans", str(tmp_path)], f"argument --hans: {tmp_path} is a folder; name a file"),
+            (["--run-dir", str(run), "--suite", "diagnostics", "--hans", str(tmp_path)],
+             f"argument --hans: {tmp_path} is a folder; name a file"),
             (["--run-dir", str(run), "--dataset", "snli_sample", "--suite", "diagnostics", "--hypothesis-only",
               str(other)], "is a 'bowman_lstm' run"),
             (["--run-dir", str(other), "--suite", "diagnostics", "--no-behaviour", "--breaking-nli", breaking],

@@ -239,8 +239,8 @@ print(json.dumps([tf.config.threading.get_intra_op_parallelism_threads(), len(os
 
 @pytest.mark.parametrize("asked", [None, "2"])
 def test_tensorflow_gets_half_the_cores_per_op_unless_the_user_chose(asked):
-    """`zoo.quiet.apply_thread_layout`: on a CPU the intra-op pool is half the cores (independent loops run side by side on the
-    inter-op pool instead); `TF_NUM_INTRAOP_THREADS` wins."""
+    """`zoo.quiet.apply_thread_layout`: on a CPU the intra-op pool is half the cores (independent loops run side by
+    side on the inter-op pool instead); `TF_NUM_INTRAOP_THREADS` wins."""
     env = {k: v for k, v in os.environ.items() if k != "TF_NUM_INTRAOP_THREADS"}
     if asked:
         env["TF_NUM_INTRAOP_THREADS"] = asked

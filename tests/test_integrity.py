@@ -101,7 +101,8 @@ def test_a_run_being_trained_is_said_to_be_written_not_damaged(run_copy):
     commits: said so, with the holder, instead of calling the run damaged."""
     (run_copy / layout.HISTORY_FILE).write_text('{"epochs": [], "finished": false}')  # written, not yet sealed
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from zoo.fileio import DirectoryLock; "
-                               "held = DirectoryLock(sys.argv[1]).acquire(); print('held', flush=True); time.sleep(120)",
+                               "held = DirectoryLock(sys.argv[1]).acquire(); print('held', flush=True); "
+                               "time.sleep(120)",
                                str(run_copy)], stdout=subprocess.PIPE, text=True, env=subprocess_env())
     try:  # another process trains it
         assert holder.stdout.readline().strip() == "held"
@@ -171,9 +172,11 @@ def test_an_unwritable_home_or_cache_is_one_line_and_a_run_creates_no_folder_it_
 def test_describe_fault_reads_the_errors_of_libraries_that_write_by_path(tmp_path):
     """h5py and TensorFlow say the fault in their text: it is found there, with the path."""
     h5py_error = OSError("Unable to synchronously create file (unable to open file: name = "
-                         f"'{tmp_path}/.best.tmp-1-ab.weights.h5', errno = 28, error message = 'No space left on device')")
+                         f"'{tmp_path}/.best.tmp-1-ab.weights.h5', errno = 28, "
+                         "error message = 'No space left on device')")
     line = fileio.describe_fault(h5py_error)
-    assert line.startswith(f"cannot write {tmp_path}/.best.tmp-1-ab.weights.h5: no space left on the device of {tmp_path}")
+    assert line.startswith(f"cannot write {tmp_path}/.best.tmp-1-ab.weights.h5: "
+                           f"no space left on the device of {tmp_path}")
     assert fileio.describe_fault(ValueError("a shape mismatch")) is None
     assert "read-only" in fileio.describe_fault(OSError(errno.EROFS, "Read-only file system", str(tmp_path / "x")))
 

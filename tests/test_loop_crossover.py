@@ -14,8 +14,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def test_the_crossover_script_times_both_loops_at_each_batch_size(tmp_path):
     result = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "loop_crossover.py"), "--batches", "1,3",
-                             "--inter", "1", "--hidden-size", "8", "--record", "--results", str(tmp_path)], capture_output=True, text=True, timeout=300,
-                            cwd=ROOT)
+                             "--inter", "1", "--hidden-size", "8", "--record", "--results", str(tmp_path)],
+                            capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert result.returncode == 0, result.stderr[-2000:]
     lines = re.findall(r"inter-op 1, intra-op 1, batch (\d+): kernel ([\d.]+) ms, packed ([\d.]+) ms, "
                        r"packed / kernel ([\d.]+)", result.stdout)

@@ -109,7 +109,8 @@ def test_malformed_jsonl_names_file_and_line(setup, predict_main, line, message)
 
 def test_usage_errors_are_one_line(tmp_path):
     result = predict_cli("--run-dir", tmp_path, "--premise", "A man.")
-    assert result.returncode == 2 and result.stderr.strip() == "predict.py: error: --premise and --hypothesis go together"
+    assert result.returncode == 2
+    assert result.stderr.strip() == "predict.py: error: --premise and --hypothesis go together"
 
 
 def test_show_attention_and_png(setup, predict_main):
@@ -199,7 +200,8 @@ def test_num_threads_goes_with_tflite(setup, capsys):
     import predict
 
     with pytest.raises(SystemExit) as stop:
-        predict.main(["--saved-model", setup["saved_model"], "--premise", "A.", "--hypothesis", "B.", "--num-threads", "2"])
+        predict.main(["--saved-model", setup["saved_model"], "--premise", "A.", "--hypothesis", "B.",
+                      "--num-threads", "2"])
     assert stop.value.code == 2 and "--num-threads goes with --tflite" in capsys.readouterr().err
 
 

@@ -135,14 +135,16 @@ def test_every_named_set_has_a_pinned_checksum_and_a_structure():
         for pinned in (source.checksum, source.member_checksum):
             if pinned:
                 assert len(pinned[1]) == hashlib.new(pinned[0]).digest_size * 2 and int(pinned[1], 16) >= 0
-    assert FASTTEXT.checksum is None and FASTTEXT.member_checksum == ("sha1", "9b556504d099a6c01f3dd76b88775d02cb2f1946")
+    assert FASTTEXT.checksum is None
+    assert FASTTEXT.member_checksum == ("sha1", "9b556504d099a6c01f3dd76b88775d02cb2f1946")
     assert "apache/mxnet PR #9551" in FASTTEXT.checksum_source and FASTTEXT.rows == 2_000_000
 
 
 def fasttext_zip(path, count, dim=300, seed=0):
     """A crawl-300d-2M.vec.zip lookalike: a fastText header and `count` random vectors."""
     rng = np.random.default_rng(seed)
-    lines = [f"{count} {dim}"] + [f"w{i} " + " ".join(f"{v:.3f}" for v in rng.normal(0, 0.3, dim)) for i in range(count)]
+    lines = [f"{count} {dim}"] + [f"w{i} " + " ".join(f"{v:.3f}" for v in rng.normal(0, 0.3, dim))
+                                  for i in range(count)]
     member = ("\n".join(lines) + "\n").encode("utf-8")
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr(FASTTEXT.member, member)

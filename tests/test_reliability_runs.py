@@ -455,8 +455,8 @@ def test_a_full_disk_during_training_is_one_line_and_the_rerun_resumes_exactly(f
             train_script.main(one_epoch(run_dir))
     lines = error_lines(capsys)
     assert stopped.value.code == 130 and len(lines) == 1
-    assert lines[0] == (f"train.py: interrupted: {run_dir} keeps every finished epoch; rerun the same command to resume "
-                        "after the last one")
+    assert lines[0] == (f"train.py: interrupted: {run_dir} keeps every finished epoch; "
+                        "rerun the same command to resume after the last one")
     train_script.main(one_epoch(run_dir))
     assert_same(comparable(run_dir), comparable(finished))
 

@@ -60,7 +60,8 @@ def test_rows_that_need_a_switch_the_models_lack_are_listed_not_faked():
 @pytest.fixture(scope="module")
 def reproduced(tmp_path_factory):
     directory = tmp_path_factory.mktemp("reproduce") / "D"
-    argv = ["rocktaschel2016", "--rows", "lstm", "conditional_shared_100", "--seeds", "2", *TINY, "--dir", str(directory)]
+    argv = ["rocktaschel2016", "--rows", "lstm", "conditional_shared_100", "--seeds", "2", *TINY,
+            "--dir", str(directory)]
     return argv, directory, command.main(argv)
 
 
@@ -296,13 +297,15 @@ def test_runs_of_other_settings_in_the_directory_are_refused_before_anything_tra
     (["chen2017"], "--dir is required"),
     (["chen2017", "--dir", "R", "--seeds", "two"], "--seeds expects a count N"),
     (["chen2017", "--dir", "R", "--set", "hidden_size"], "--set expects KEY=VALUE"),
-    (["chen2017", "--dir", "R", "--set", "hidden_size=4", "--set", "hidden_size=8"], "--set hidden_size: given 2 times"),
+    (["chen2017", "--dir", "R", "--set", "hidden_size=4", "--set", "hidden_size=8"],
+     "--set hidden_size: given 2 times"),
     (["luo", "--dir", "R", "--set", "bilinear=true"], "--set bilinear: row ebim is defined by bilinear=false"),
     (["chen2017", "--dir", "R", "--epochs", "two"], "argument --epochs: must be a whole number, got 'two'"),
     (["chen2017", "--dir", "R", "--epochs", "0"], "argument --epochs: must be a whole number from 1 to 10,000, got 0"),
     (["chen2017", "--dir", "R", "--verbose", "5"], "argument --verbose: invalid choice"),
     (["chen2017", "--dir", "R", "--resamples", "10"], "--resamples must be at least 100"),
-    (["chen2017", "--dir", "R", "--timed-steps", "0"], "argument --timed-steps: must be a whole number from 1 to 1,000"),
+    (["chen2017", "--dir", "R", "--timed-steps", "0"],
+     "argument --timed-steps: must be a whole number from 1 to 1,000"),
     (["chen2017", "--dir", "R", "--dataset", "snly"], "--dataset snly: not a corpus name"),
     (["chen2017", "--dir", "R", "--data-dir", "nowhere"], "argument --data-dir: "),
     (["chen2017", "--dir", "R", "--embeddings", "glove"], "--embeddings glove: not a name"),

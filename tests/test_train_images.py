@@ -36,8 +36,11 @@ def test_unmatchedness_column_is_drawn(monkeypatch, tmp_path):
     import zoo.training.callbacks.images as callbacks
 
     original = callbacks.plot_attention
-    monkeypatch.setattr(callbacks, "plot_attention",
-                        lambda w, cols, rows, title="": drawn.append((np.asarray(w), cols)) or original(w, cols, rows, title))
+    def plot_attention(w, cols, rows, title=""):
+        drawn.append((np.asarray(w), cols))
+        return original(w, cols, rows, title)
+
+    monkeypatch.setattr(callbacks, "plot_attention", plot_attention)
     model = tc.make_model("luo_unmatched_append")
     image_tags(model, tmp_path)
     weights, columns = drawn[0]

@@ -38,7 +38,8 @@ def test_syntactic_models_get_the_parse_trees(capsys):
     test = splits["test"][:40]
     tokenizer = Tokenizer(lowercase=settings.data.lowercase)
     vocab = Vocabulary.build(inputs.tokenize_sentences(tokenizer, splits["train"][:40]))
-    features, labels, weights = next(iter(inputs.make_model_batches(test, vocab, tokenizer, settings, report_trees="test")))
+    batches = inputs.make_model_batches(test, vocab, tokenizer, settings, report_trees="test")
+    features, labels, weights = next(iter(batches))
     for key in ("premise", "hypothesis"):
         ids, tree = features[key].numpy(), features[f"{key}_tree"].numpy()
         assert tree.shape == (ids.shape[0], 2 * ids.shape[1] - 1, 3)

@@ -136,7 +136,8 @@ def test_example_trees_and_dataset():
         T.example_trees(bad, tokenizer)
     assert T.example_trees(bad, tokenizer, on_error="complete")[2]["fallback_complete"] == 1
 
-    vocab = Vocabulary.build(tokenizer.tokenize_batch([e["premise"] for e in examples] + [e["hypothesis"] for e in examples]))
+    sentences = [e["premise"] for e in examples] + [e["hypothesis"] for e in examples]
+    vocab = Vocabulary.build(tokenizer.tokenize_batch(sentences))
     ds = TP.make_tree_dataset(examples, vocab, tokenizer, batch_size=8, bucket=True)
     fillers = 0
     for features, labels, weights in ds:

@@ -46,7 +46,8 @@ def load_in_fresh_process(jobs_path):
     fresh process: `python -m tests.support.exports JOBS.json`).
 
     Args:
-        jobs_path: a JSON file `{"pairs": [[p, h(, p_parse, h_parse)], ...], "jobs": [{"saved_model": DIR, "out": NPZ}, ...]}`;
+        jobs_path: a JSON file
+            `{"pairs": [[p, h(, p_parse, h_parse)], ...], "jobs": [{"saved_model": DIR, "out": NPZ}, ...]}`;
             each job writes the outputs of `serving_default` (keys prefixed `serving_default/`) and
             `explain` (`explain/`) to its `out` file, each signature's input names (`SIGNATURE:inputs`),
             `serving_default`'s probabilities of the first pair alone (`one_pair/probabilities`), the op
