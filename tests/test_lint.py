@@ -9,7 +9,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_ruff_finds_nothing():
-    result = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", "."], cwd=ROOT,
-                            capture_output=True, text=True, timeout=120)
+    command = [sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", "."]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, (
         f"ruff check . found problems (`ruff check --fix .` fixes import order):\n{result.stdout}{result.stderr}")
