@@ -203,11 +203,11 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         `mask` `[B, L]` (right padding) -> `[B, L, 2h]`, zeros at masked positions. The kernel computes
         every row for as many steps as the longest has words; at a few rows a step costs its kernel's
         read, not its rows. `transform` runs on every position here."""
-        from zoo.layers.tensorflow_lstm import block_bidirectional  # TensorFlow only: this loop's kernel
+        from zoo.layers.tensorflow_lstm import few_rows_bidirectional  # TensorFlow only: this loop's kernels
 
         if transform is not None:
             x = transform(x)
-        return block_bidirectional(x, real_lengths(mask, x), self.forward_layer.cell, self.backward_layer.cell)
+        return few_rows_bidirectional(x, real_lengths(mask, x), self.forward_layer.cell, self.backward_layer.cell)
 
     def fused_call(self, x, mask=None, training=True):
         """The fused loop (class docstring): `x` `[B, L, D]`, `mask` `[B, L]` -> `[B, L, 2h]`."""
