@@ -17,7 +17,9 @@ What is measured, for every model (a 40,000-word vocabulary, 300-d vectors, the 
   `zoo.layers.loop_choice`); `saved_model:keras-loops` (`--keras-loops`) the same export with the
   bi-LSTMs on Keras's loops (`model.lstm_loop = "keras"`: before/after packing); `saved_model:packed-loops`
   (`--packed-loops`) with the packed loop at every batch size (`model.lstm_loop = "packed"`: before/after
-  TensorFlow's LSTM kernel for one pair); `saved_model:whole` exported with
+  TensorFlow's LSTM kernel for one pair); `saved_model:kernel-design` (`--kernel-design`) with one pair's
+  bi-LSTMs on TensorFlow's LSTM kernel instead of the step loop (`zoo.layers.tensorflow_lstm.DESIGN`);
+  `saved_model:whole` exported with
   `--chunk-size 0` (`--whole-batches`: each batch whole, padded to its longest sentences);
   `saved_model+xla` exported with `--xla-max-batch N` (small batches through XLA);
 - `keras`: the Keras model from token ids through `model.predict_on_batch` (Keras's own inference, what
@@ -130,6 +132,7 @@ def build_artifacts(args, model_name, pairs):
     wanted += [("saved_model+xla", args.xla_max_batch, chunk)] if args.xla_max_batch else []
     wanted += [("saved_model:keras-loops", 0, chunk)] if args.keras_loops else []
     wanted += [("saved_model:packed-loops", 0, chunk)] if args.packed_loops else []
+    wanted += [("saved_model:kernel-design", 0, chunk)] if args.kernel_design else []
     for name, xla, chunk in wanted:
         model_dir = os.path.join(root, name.replace("+", "_").replace(":", "_") + f"_c{chunk}")
         if not os.path.exists(os.path.join(model_dir, "1", "saved_model.pb")):
@@ -138,8 +141,15 @@ def build_artifacts(args, model_name, pairs):
                 run.model.lstm_loop = name.split(":")[1][:-len("-loops")]  # as a user asks it (zoo.layers.loop_choice)
             log(f"{model_name}: exporting {name}")
             shutil.rmtree(model_dir, ignore_errors=True)
-            export_saved_model(run, model_dir, 1, xla_max_batch=xla, chunk_size=chunk,
-                               batch_sizes=(1, 2, 4, 8, 16, 32, 64, 128, 256))
+            from zoo.layers import tensorflow_lstm
+
+            kept = tensorflow_lstm.DESIGN  # read while tracing: the kernel design stays with its export
+            tensorflow_lstm.DESIGN = "kernel" if name.endswith(":kernel-design") else kept
+            try:
+                export_saved_model(run, model_dir, 1, xla_max_batch=xla, chunk_size=chunk,
+                                   batch_sizes=(1, 2, 4, 8, 16, 32, 64, 128, 256))
+            finally:
+                tensorflow_lstm.DESIGN = kept
         artifacts[name] = os.path.join(model_dir, "1")
     for quantize in args.quantize:
         for batch in TFLITE_BATCHES:
@@ -523,6 +533,9 @@ def build_parser():
     parser.add_argument("--packed-loops", action="store_true",
                         help="also measure the SavedModel exported with the packed bi-LSTM loop at every batch size "
                              "(before/after TensorFlow's LSTM kernel for one pair)")
+    parser.add_argument("--kernel-design", action="store_true",
+                        help="also measure the SavedModel exported with one pair's bi-LSTMs on TensorFlow's LSTM "
+                             "kernel (zoo.layers.tensorflow_lstm's \"kernel\" design) instead of the step loop")
     parser.add_argument("--gemm-seconds", type=float, default=1.0,
                         help="seconds per shape of the machine's GEMM peak measurement (0: skip it)")
     parser.add_argument("--whole-batches", action="store_true",
