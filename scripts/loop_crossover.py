@@ -4,8 +4,9 @@
 
 For each inter-op thread count (one intra-op thread each, a fresh subprocess each), a paper-size ESIM
 (random weights, a 2,000-word vocabulary; `--hidden-size` for another size) is traced once per variant with
-open shapes: `kernel`, the bi-LSTMs on TensorFlow's kernel at every batch size (the "block" loop with
-`KERNEL_ROWS` lifted while tracing), and `packed`, the packed loop (`model.lstm_loop = "packed"`). Each is called on 20 random batches per size
+open shapes: `kernel`, the bi-LSTMs on the few-rows loop at every batch size (the "block" loop with
+`KERNEL_ROWS` lifted while tracing, in `--design`: `steps`, the step loop that reads only U, or `kernel`,
+TensorFlow's `BlockLSTMV2`; default `zoo.layers.tensorflow_lstm.DESIGN`), and `packed`, the packed loop (`model.lstm_loop = "packed"`). Each is called on 20 random batches per size
 (premises of 6-23 words, hypotheses of 4-11, as SNLI's), three passes, the variants alternating twice;
 printed: each variant's best median milliseconds per call and their ratio (packed / kernel: above 1, the
 kernel is faster). The measurement behind `zoo.layers.loop_choice.KERNEL_ROWS`; not a test.
@@ -20,7 +21,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def measure(batches, inter, hidden_size=300):
+def measure(batches, inter, hidden_size=300, design=None):
     """Runs in the subprocess: prints one line per batch size."""
     import numpy as np
     import tensorflow as tf
@@ -45,6 +46,7 @@ def measure(batches, inter, hidden_size=300):
         return out
 
     import zoo.layers.recurrent as recurrent
+    from zoo.layers import tensorflow_lstm
 
     def traced(loop, kernel_rows):
         def call(premise, hypothesis):
@@ -53,10 +55,11 @@ def measure(batches, inter, hidden_size=300):
 
         function = tf.function(call, input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2)
         kept, recurrent.KERNEL_ROWS = recurrent.KERNEL_ROWS, kernel_rows  # read while tracing, as the loop
+        kept_design, tensorflow_lstm.DESIGN = tensorflow_lstm.DESIGN, design or tensorflow_lstm.DESIGN
         try:
             function.get_concrete_function()
         finally:
-            recurrent.KERNEL_ROWS = kept
+            recurrent.KERNEL_ROWS, tensorflow_lstm.DESIGN = kept, kept_design
         return function
 
     functions = {"kernel": traced("auto", 1 << 30), "packed": traced("packed", recurrent.KERNEL_ROWS)}
@@ -82,15 +85,17 @@ def main():
     parser.add_argument("--batches", default="1,2,3,4,8", help="pairs per call, comma-separated")
     parser.add_argument("--inter", default="1,2", help="inter-op thread counts, comma-separated")
     parser.add_argument("--hidden-size", type=int, default=300, help="ESIM's size (300: the paper's)")
+    parser.add_argument("--design", default=None, choices=("steps", "kernel"),
+                        help="the few-rows loop's design (default: zoo.layers.tensorflow_lstm.DESIGN)")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     batches = [int(b) for b in args.batches.split(",")]
     if args.child is not None:
-        return measure(batches, args.child, args.hidden_size)
+        return measure(batches, args.child, args.hidden_size, args.design)
     for inter in [int(n) for n in args.inter.split(",")]:
         env = dict(os.environ, TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS=str(inter), TF_CPP_MIN_LOG_LEVEL="3")
         subprocess.run([sys.executable, __file__, "--batches", args.batches, "--hidden-size", str(args.hidden_size),
-                        "--child", str(inter)], env=env, check=True)
+                        "--child", str(inter)] + (["--design", args.design] if args.design else []), env=env, check=True)
 
 
 if __name__ == "__main__":

@@ -198,11 +198,11 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         return ops.reshape(ops.take(states, both, axis=0), (batch, length, 2 * self.units))  # [B, L, 2h]
 
     def block_call(self, x, mask=None, transform=None):
-        """Inference on a few rows with TensorFlow's own LSTM kernel, one op per direction for the whole
-        sequence (`zoo.layers.tensorflow_lstm`; the `"block"` loop, TensorFlow only): `x` `[B, L, D]`,
-        `mask` `[B, L]` (right padding) -> `[B, L, 2h]`, zeros at masked positions. The kernel computes
-        every row for as many steps as the longest has words; at a few rows a step costs its kernel's
-        read, not its rows. `transform` runs on every position here."""
+        """Inference on a few rows (`zoo.layers.tensorflow_lstm`'s step loop, which reads only U per step,
+        or TensorFlow's own LSTM kernel; the `"block"` loop, TensorFlow only): `x` `[B, L, D]`, `mask`
+        `[B, L]` (right padding) -> `[B, L, 2h]`, zeros at masked positions. Every row runs for as many
+        steps as the longest has words; at a few rows a step costs its weights' read, not its rows.
+        `transform` runs on every position here."""
         from zoo.layers.tensorflow_lstm import few_rows_bidirectional  # TensorFlow only: this loop's kernels
 
         if transform is not None:
