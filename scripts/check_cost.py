@@ -19,16 +19,14 @@ The hashing rate (MB/s) is the check's bytes over its time. The machine is named
 the checks are SHA-256 on one core, no matrix products, so no GEMM fraction applies.
 """
 
-import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 
+from zoo.commands.parsing import CommandParser
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 
 def timed(call, repeats):
@@ -47,7 +45,7 @@ def size(path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="The cost of checking a run and a SavedModel against their manifests.")
+    parser = CommandParser(prog="check_cost.py", description="The cost of checking a run and a SavedModel against their manifests.")
     parser.add_argument("--model", default="esim")
     parser.add_argument("--vocabulary", type=int, default=40_000)
     parser.add_argument("--embedding-dim", type=int, default=300)
@@ -55,7 +53,7 @@ def main(argv=None):
     parser.add_argument("--work-dir", default=None, help="where the run and the export go (default: temporary)")
     args = parser.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import machine
+    from zoo.measurements import machine
     from benchmark_serving import make_run, read_pairs
 
     import keras
@@ -108,7 +106,7 @@ def main(argv=None):
     rows.append(("tf.saved_model.load", None, timed(lambda: tf.saved_model.load(version), max(1, args.repeats // 2))))
 
     info = {"cpu": machine.cpu()}
-    print(f"machine: {machine.cpu_label(info)}; {args.model} at its paper size, {args.vocabulary:,} words, "
+    print(f"machine: {machine.cpu_label(info['cpu'])}; {args.model} at its paper size, {args.vocabulary:,} words, "
           f"{args.embedding_dim}-d vectors (random weights, Adam's moments in best.weights.h5); median of "
           f"{args.repeats}, files in the page cache")
     print(f"| what | bytes | seconds | MB/s |\n|---|---|---|---|")

@@ -17,13 +17,12 @@ status 1 if anything was not found. It reads only PAPERS_DIR and the zoo's own f
 checks the files' structure without the papers: tests/test_reproduce.py).
 """
 
-import argparse
 import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from zoo.commands.parsing import CommandParser
 from zoo.reproduction.tables import load_paper, paper_keys  # noqa: E402
 
 
@@ -112,7 +111,7 @@ def check_paper(paper, folder):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Check the reproduce tables against the papers' text.")
+    parser = CommandParser(prog="check_paper_tables.py", description="Check the reproduce tables against the papers' text.")
     parser.add_argument("papers_dir", help="the folder of the papers' plain text")
     parser.add_argument("papers", nargs="*", help=f"paper keys (default: all: {', '.join(paper_keys())})")
     args = parser.parse_args(argv)

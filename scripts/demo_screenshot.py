@@ -13,7 +13,6 @@ python scripts/demo_screenshot.py runs/rocktaschel_wbw runs/esim --out docs/imag
 ```
 """
 
-import argparse
 import base64
 import fcntl
 import io
@@ -22,11 +21,11 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from zoo.commands.parsing import CommandParser
+
 
 PREMISE = "A man in a blue shirt is playing a guitar on stage."
 HYPOTHESIS = "A musician is performing."
@@ -154,7 +153,7 @@ def screenshot(url, out, maps, width=1360, chromium="chromium", premise=PREMISE,
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Screenshot of the nli-zoo demo page with a typed pair.")
+    parser = CommandParser(prog="demo_screenshot.py", description="Screenshot of the nli-zoo demo page with a typed pair.")
     parser.add_argument("models", nargs="+", metavar="RUN_OR_PRESET", help="one or two models, as for nli-zoo demo")
     parser.add_argument("--out", default="docs/images/demo.png", help="the PNG (default docs/images/demo.png)")
     parser.add_argument("--premise", default=PREMISE)

@@ -25,10 +25,9 @@ power cut would), then runs again:
 
 A step the command never reaches (e.g. `publish` in an epoch without a better dev score) reports `not
 reached`. Every run is tiny (bowman_lstm, hidden size 4, 32 training pairs of the shipped sample); the
-table is what docs/training.md shows.
+table is what docs/resuming.md shows.
 """
 
-import argparse
 import concurrent.futures
 import hashlib
 import json
@@ -39,8 +38,9 @@ import subprocess
 import sys
 import tempfile
 
+from zoo.commands.parsing import CommandParser
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 TINY = ["--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "4", "--max-train-examples", "32",
         "--max-eval-examples", "16", "--set", "hidden_size=4", "--batch-size", "16", "--attention-examples", "0",
@@ -226,7 +226,7 @@ def table(rows, markdown):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Kill every kind of run at every write step, rerun, compare.")
+    parser = CommandParser(prog="fault_sweep.py", description="Kill every kind of run at every write step, rerun, compare.")
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     parser.add_argument("--steps", nargs="+", default=None, help="only these steps (as NLI_ZOO_FAULT_AT names them)")
     parser.add_argument("--jobs", type=int, default=1, help="cases run at once (each is one process at a time)")

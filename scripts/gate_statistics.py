@@ -19,13 +19,12 @@ Usage:
 
 import argparse
 import json
-import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from zoo.commands.parsing import CommandParser
 import zoo  # noqa: E402 (after the path set-up above)
 from zoo.data import LABELS  # noqa: E402
 from zoo.data.corpora import load_corpus  # noqa: E402
@@ -113,7 +112,7 @@ def format_report(stats):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = CommandParser(prog="gate_statistics.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run-dir", required=True, help="a training run of an mlstm* model")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--jsonl", help="an NLI file in SNLI's fields (e.g. snli_1.0_test.jsonl; any file "

@@ -6,10 +6,14 @@ For each inter-op thread count (one intra-op thread each, a fresh subprocess eac
 (random weights, a 2,000-word vocabulary; `--hidden-size` for another size) is traced once per variant with
 open shapes: `kernel`, the bi-LSTMs on the few-rows loop at every batch size (the "block" loop with
 `KERNEL_ROWS` lifted while tracing, in `--design`: `steps`, the step loop that reads only U, or `kernel`,
-TensorFlow's `BlockLSTMV2`; default `zoo.layers.tensorflow_lstm.DESIGN`), and `packed`, the packed loop (`model.lstm_loop = "packed"`). Each is called on 20 random batches per size
+TensorFlow's `BlockLSTMV2`; default `zoo.layers.tensorflow_lstm.DESIGN`), and `packed`, the packed loop
+(`model.lstm_loop = "packed"`). Each is called on 20 random batches per size
 (premises of 6-23 words, hypotheses of 4-11, as SNLI's), three passes, the variants alternating twice;
 printed: each variant's best median milliseconds per call and their ratio (packed / kernel: above 1, the
-kernel is faster). The measurement behind `zoo.layers.loop_choice.KERNEL_ROWS`; not a test.
+kernel is faster). The machine comes first (CPU, flags, L2 a core: where the crossover falls depends on
+the cache that holds the weights); `--record` appends the figures to
+`results/loop-crossover/<machine id>.jsonl`. The measurement behind `zoo.layers.loop_choice.KERNEL_ROWS`;
+not a test.
 """
 
 import argparse
@@ -18,16 +22,17 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from recording import add_record_options, save
+from zoo.commands.parsing import COUNT, CommandParser
+from zoo.measurements import child as protocol
+from zoo.measurements import machine
 
 
 def measure(batches, inter, hidden_size=300, design=None):
-    """Runs in the subprocess: prints one line per batch size."""
+    """Runs in the subprocess: prints one line per batch size, then emits the figures."""
+    import keras
     import numpy as np
     import tensorflow as tf
-
-    sys.path.insert(0, ROOT)
-    import keras
 
     from zoo.models.esim import ESIM
 
@@ -63,6 +68,7 @@ def measure(batches, inter, hidden_size=300, design=None):
         return function
 
     functions = {"kernel": traced("auto", 1 << 30), "packed": traced("packed", recurrent.KERNEL_ROWS)}
+    figures = {}
     for rows in batches:
         data = [batch(rows) for _ in range(20)]
         best = {}
@@ -78,25 +84,57 @@ def measure(batches, inter, hidden_size=300, design=None):
             best[loop] = min(best.get(loop, float("inf")), 1e3 * float(np.median(times)))
         print(f"inter-op {inter}, intra-op 1, batch {rows}: kernel {best['kernel']:.2f} ms, "
               f"packed {best['packed']:.2f} ms, packed / kernel {best['packed'] / best['kernel']:.2f}", flush=True)
+        key = f"inter:{inter}/{rows}"
+        figures.update({f"{key}/kernel_ms": best["kernel"], f"{key}/packed_ms": best["packed"],
+                        f"{key}/packed_over_kernel": best["packed"] / best["kernel"]})
+    protocol.emit(figures)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def comma_counts(text):
+    """`1,2,3` as [1, 2, 3] (each a count of at least 1)."""
+    counts = [int(n) for n in text.split(",")]
+    if any(n < 1 for n in counts):
+        raise ValueError(text)
+    return counts
+
+
+def main(argv=None):
+    parser = CommandParser(prog="loop_crossover.py", description=__doc__.splitlines()[0])
     parser.add_argument("--batches", default="1,2,3,4,8", help="pairs per call, comma-separated")
     parser.add_argument("--inter", default="1,2", help="inter-op thread counts, comma-separated")
-    parser.add_argument("--hidden-size", type=int, default=300, help="ESIM's size (300: the paper's)")
+    parser.add_argument("--hidden-size", type=COUNT, default=300, help="ESIM's size (300: the paper's)")
     parser.add_argument("--design", default=None, choices=("steps", "kernel"),
                         help="the few-rows loop's design (default: zoo.layers.tensorflow_lstm.DESIGN)")
+    add_record_options(parser)
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    batches = [int(b) for b in args.batches.split(",")]
+    args = parser.parse_args(argv)
+    try:
+        batches, inters = comma_counts(args.batches), comma_counts(args.inter)
+    except ValueError:
+        parser.error("--batches and --inter take counts separated by commas, e.g. 1,2,3")
     if args.child is not None:
         return measure(batches, args.child, args.hidden_size, args.design)
-    for inter in [int(n) for n in args.inter.split(",")]:
+    info = machine.describe(seconds=0)
+    print("\n".join(machine.lines(info)), flush=True)
+    figures = {}
+    for inter in inters:
         env = dict(os.environ, TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS=str(inter), TF_CPP_MIN_LOG_LEVEL="3")
-        subprocess.run([sys.executable, __file__, "--batches", args.batches, "--hidden-size", str(args.hidden_size),
-                        "--child", str(inter)] + (["--design", args.design] if args.design else []), env=env, check=True)
+        done = subprocess.run([sys.executable, os.path.abspath(__file__), "--batches", args.batches, "--hidden-size",
+                               str(args.hidden_size), "--child", str(inter)]
+                              + (["--design", args.design] if args.design else []),
+                              env=env, capture_output=True, text=True)
+        print("\n".join(line for line in done.stdout.splitlines() if not line.startswith(protocol.RESULT_MARK)),
+              flush=True)
+        result = protocol.parse(done.stdout)
+        if done.returncode or result is None:
+            print(f"loop_crossover.py: error: inter-op {inter}: {protocol.last_error_line(done.stderr)}",
+                  file=sys.stderr)
+            return 1
+        figures.update(result)
+    save(args, "loop-crossover", {name: [value] for name, value in figures.items()}, info,
+         notes=f"ESIM hidden size {args.hidden_size}, design {args.design or 'default'}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -6,13 +6,11 @@ with 300-d input word vectors, as in the papers.
     python scripts/param_table.py [--pattern 'rocktaschel*'] [--markdown]
 """
 
-import argparse
 import os
-import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from zoo.commands.parsing import CommandParser
 import zoo  # noqa: E402
 from zoo.registry import get_spec  # noqa: E402
 
@@ -28,7 +26,7 @@ def rows(pattern):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(prog="param_table.py", description=__doc__.splitlines()[0])
     parser.add_argument("--pattern", default="*")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args()

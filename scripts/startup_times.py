@@ -15,7 +15,6 @@ is trained first, with this checkout, in a temporary folder. The machine (`lscpu
 before and after are printed with the table.
 """
 
-import argparse
 import os
 import select
 import statistics
@@ -24,10 +23,10 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from zoo.commands.parsing import CommandParser
+from zoo.measurements.machine import cpu, cpu_label
 
-from machine import cpu, cpu_label  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 LAUNCH = "import sys; from zoo.commands import main; raise SystemExit(main(sys.argv[1:]))"
 PAIR = ["--premise", "A man plays a guitar.", "--hypothesis", "A person makes music."]
@@ -85,7 +84,7 @@ def measure(checkout, argv, until, workdir):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="startup_times.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", default=None, metavar="DIR",
                         help="another checkout to measure in the same rounds (e.g. git archive COMMIT | tar -x)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds (default 5); the medians are printed")
@@ -105,7 +104,7 @@ def main(argv=None):
                     argv = [f"fresh-{fresh}" if a == "FRESH" else a for a in case]
                     times[(name, label)].append(measure(checkout, argv, until, workdir))
     load_after = os.getloadavg()
-    print(f"\nmachine: {cpu_label({'cpu': cpu()})}; load averages (1, 5, 15 min) "
+    print(f"\nmachine: {cpu_label(cpu())}; load averages (1, 5, 15 min) "
           f"{' '.join(f'{x:.2f}' for x in load_before)} before, {' '.join(f'{x:.2f}' for x in load_after)} after")
     print(f"medians of {args.rounds} round(s), seconds (each round runs every case in each checkout in turn)\n")
     print("| case | " + " | ".join(label for label, _ in checkouts) + " |")

@@ -8,14 +8,12 @@ Prints the exact-match rate per sentence and per token (tokens aligned with diff
 disagreements.
 """
 
-import argparse
 import difflib
 import glob
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from zoo.commands.parsing import CommandParser
 from zoo.data.archives import DataFiles  # noqa: E402
 from zoo.data.records import file_records  # noqa: E402
 from zoo.data.snli import SAMPLE_DIR  # noqa: E402
@@ -38,7 +36,7 @@ def read_pairs(paths):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = CommandParser(prog="tokenizer_agreement.py", description=__doc__.splitlines()[0])
     parser.add_argument("--jsonl", nargs="*", help="SNLI jsonl files (default: the shipped sample)")
     parser.add_argument("--show", type=int, default=10, help="disagreements to print")
     args = parser.parse_args(argv)

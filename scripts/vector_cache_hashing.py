@@ -12,18 +12,16 @@ Prints the seconds per hash (the first pass reads the file through the page cach
 the CPU model (`lscpu`).
 """
 
-import argparse
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from zoo.commands.parsing import CommandParser
 from zoo.data.vectors.index import file_sha256  # noqa: E402 (after the path set-up above)
 
 
@@ -47,7 +45,7 @@ def cpu_model():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="vector_cache_hashing.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--dim", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=3)

@@ -32,6 +32,7 @@ for _name in ("TF_NUM_INTRAOP_THREADS", "OMP_NUM_THREADS"):
 LONGEST_FIRST = ("test_models.py",            # 368
                  "test_export.py",            # 335
                  "test_reliability_runs.py",  # 148
+                 "test_docs_examples.py",     # 115 (every example of README and docs/, in order)
                  "test_faults.py",            # 124
                  "test_multi_worker.py",      # 102
                  "test_train.py",             # 92

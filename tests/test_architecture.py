@@ -26,6 +26,7 @@ FLOORS = [
     {"zoo.comparison"},
     {"zoo.reproduction"},
     {"zoo.commands"},
+    {"zoo.measurements"},
 ]
 
 
@@ -246,3 +247,40 @@ def test_no_test_module_or_helper_imports_a_test_module():
         if imported := imported_test_modules(path.read_text(encoding="utf-8"), package):
             found[str(path.relative_to(ZOO.parent))] = sorted(imported)
     assert found == {}, "shared test helpers belong in tests/support/, shared fixtures in tests/conftest.py"
+
+
+# scripts/ under the same rules: the size cap, the installed `zoo` imported (no `sys.path` edits: a script
+# run as `python scripts/x.py` sees its siblings and the installed package), one child-result protocol.
+SCRIPTS = ZOO.parent / "scripts"
+
+
+def edits_sys_path(tree):
+    """Whether a module touches `sys.path` (`sys.path.insert(...)`, `sys.path = ...`, `sys.path[:0] = ...`)."""
+    return any(isinstance(node, ast.Attribute) and node.attr == "path" and isinstance(node.value, ast.Name)
+               and node.value.id == "sys" for node in ast.walk(tree))
+
+
+def test_scripts_keep_the_size_cap_import_the_installed_zoo_and_share_one_child_protocol():
+    files = sorted(SCRIPTS.rglob("*.py"))
+    assert SCRIPTS / "benchmark_serving.py" in files and SCRIPTS / "reference" / "esim_torch_serving.py" in files
+    long, editing, markers = {}, [], []
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        name = str(path.relative_to(ZOO.parent))
+        if (n := len(text.splitlines())) > MAX_MODULE_LINES:
+            long[name] = n
+        if edits_sys_path(ast.parse(text)):
+            editing.append(name)
+        if re.search(r"^\w*MARK\w* = ", text, flags=re.M):  # a marker of its own beside zoo.measurements.child's
+            markers.append(name)
+    assert long == {}, f"scripts over {MAX_MODULE_LINES} lines: split them along their ideas"
+    assert editing == [], "scripts import the installed zoo and their siblings; the reference's checkout goes on " \
+                          "the child's PYTHONPATH"
+    assert markers == [], "a measuring child prints its result with zoo.measurements.child.emit"
+
+
+def test_the_sys_path_check_sees_every_form():
+    forms = ["import sys\nsys.path.insert(0, 'x')", "import sys\nsys.path = ['x']", "import sys\nsys.path[:0] = ['x']",
+             "import sys\nsys.path.append('x')"]
+    assert all(edits_sys_path(ast.parse(form)) for form in forms)
+    assert not edits_sys_path(ast.parse("import os\nos.path.join('a', 'b')"))

@@ -1,5 +1,6 @@
 """scripts/benchmark_serving.py's thread settings: what `--threads` asks for is what each measuring process
-sets (TensorFlow's two pools, or one pool for LiteRT and PyTorch), and the GEMM peak it is compared with."""
+sets (TensorFlow's two pools, or one pool for LiteRT and PyTorch), and the GEMM peak it is compared with;
+and a tiny run end to end, its figures recorded with `--record`."""
 
 import os
 import sys
@@ -25,3 +26,27 @@ def test_thread_settings_name_both_of_tensorflows_pools(text, expected):
 def test_a_bad_thread_setting_is_refused():
     with pytest.raises(ValueError):
         thread_setting("inter:some", cores=2)
+
+
+def test_the_benchmark_serves_a_tiny_model_and_records_what_it_measured(tmp_path):
+    """A tiny end-to-end run (Keras's inference alone: no export to wait for) with `--record`: the record file
+    is the machine's, under results/serving/, and holds each figure with its spread and the command."""
+    import subprocess
+
+    from zoo.measurements.machine import cpu, machine_id
+    from zoo.measurements.record import read_records
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    results = tmp_path / "results"
+    proc = subprocess.run([sys.executable, "scripts/benchmark_serving.py", "--models", "bowman_lstm", "--variants",
+                           "keras", "--threads", "1", "--pairs", "8", "--latency-pairs", "2", "--gemm-seconds", "0",
+                           "--vocabulary", "300", "--embedding-dim", "8", "--work-dir", str(tmp_path / "work"),
+                           "--record", "--results", str(results)], cwd=root, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    [record] = read_records(results / "serving" / f"{machine_id(cpu())}.jsonl")
+    assert record["benchmark"] == "serving" and "--record" in record["command"]
+    assert record["versions"]["tensorflow"] and record["machine"]["l2_per_core_kib"] != 0
+    p50 = record["figures"]["bowman_lstm/keras/1/p50_ms"]
+    assert p50["rounds"] == 1 and 0 < p50["min"] == p50["median"] == p50["max"]
+    assert record["figures"]["bowman_lstm/keras/1/b32_pairs_per_s"]["median"] > 0

@@ -7,6 +7,9 @@ import os
 import subprocess
 import sys
 
+from zoo.measurements.machine import cpu, machine_id
+from zoo.measurements.record import read_records
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -15,7 +18,8 @@ def test_benchmark_trains_through_the_trainer_under_jax_and_times_every_step(tmp
     env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu"}
     proc = subprocess.run([sys.executable, "scripts/benchmark_training.py", "--models", "bowman_lstm", "--pairs", "64",
                            "--epochs", "0", "--hidden-size", "8", "--embedding-dim", "8", "--eval-pairs", "8",
-                           "--threads", "1", "--gemm-seconds", "0", "--images-every", "0", "--json", str(report)],
+                           "--threads", "1", "--gemm-seconds", "0", "--images-every", "0", "--json", str(report),
+                           "--record", "--results", str(tmp_path / "results")],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     data = json.loads(report.read_text())
@@ -33,3 +37,9 @@ def test_benchmark_trains_through_the_trainer_under_jax_and_times_every_step(tmp
     assert run["fit_tail_s"] < 5                                    # no wait after the last epoch (autotune off)
     assert run["vocabulary_size"] > 3                               # the run's vocabulary, built by the trainer
     assert "| `bowman_lstm` | 64 | 1 | off |" in proc.stdout
+    # --record: the run appended to the machine's training record, which reads back with each figure's spread
+    [record] = read_records(tmp_path / "results" / "training" / f"{machine_id(cpu())}.jsonl")
+    assert record["machine"]["id"] == machine_id(cpu()) and record["versions"]["keras"]
+    steps = record["figures"]["bowman_lstm/1/64/steps_pairs_per_s"]
+    assert steps["rounds"] == 1 and steps["median"] == steps["min"] == steps["max"]
+    assert abs(steps["median"] - run["pairs"] / run["steps_s"]) < 1e-6

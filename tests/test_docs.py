@@ -2,13 +2,14 @@
 somewhere (a file of the checkout, and where a link names a section, a heading of that file), and every
 command line it shows (`python train.py ...`, `nli-zoo COMMAND ...`) is one the command's parser takes."""
 
-import importlib
 import os
 import pathlib
 import re
 import shlex
 
 import pytest
+
+from tests.support.docs import lenient_parser
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -37,7 +38,7 @@ def links(path):
 
 def test_readme_is_a_front_door():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    assert len(lines) < 250, f"README.md has {len(lines)} lines: move reference material to docs/"
+    assert len(lines) <= 150, f"README.md has {len(lines)} lines: move reference material to docs/"
     head = "\n".join(lines[:15])
     assert "pip install -r requirements-dev.txt" in head and "python -m pytest" in head
     assert "python train.py --model rocktaschel_wbw" in head
@@ -64,7 +65,6 @@ def test_anchor_rule_matches_github():
 
 # Every command line the documentation shows, parsed by the command's own parser -----------------------------
 SCRIPTS = {"train.py": "train", "evaluate.py": "evaluate", "predict.py": "predict", "export.py": "export"}
-PATH_TYPES = {"path_to_read", "path_to_write", "report_path"}  # the docs' paths are the reader's, not the checkout's
 
 
 def shown_commands(path):
@@ -94,16 +94,6 @@ def shown_commands(path):
                     yield line.strip(), argv[1], argv[2:]
 
 
-def lenient_parser(command):
-    """The command's parser with its path checks off (it checks every flag, value kind and choice)."""
-    module = importlib.import_module(f"zoo.commands.{command}")
-    parser = module.build_parser(f"nli-zoo {command}")
-    for action in parser._actions:  # argparse's own list of the options, the public way to walk them
-        if getattr(action.type, "__name__", None) in PATH_TYPES:
-            action.type = str
-    return parser
-
-
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_command_line_shown_parses(page):
     refused = []
@@ -117,7 +107,7 @@ def test_every_command_line_shown_parses(page):
 
 def test_the_command_lines_are_found():
     found = [(command, argv) for page in PAGES for _, command, argv in shown_commands(page)]
-    assert len(found) > 60 and {command for command, _ in found} >= {"train", "evaluate", "predict", "export",
+    assert len(found) > 40 and {command for command, _ in found} >= {"train", "evaluate", "predict", "export",
                                                                      "sweep", "compare", "reproduce", "demo"}
     assert ("train", ["--model", "rocktaschel_wbw", "--dataset", "snli_sample", "--embeddings", "glove-6b-50d",
                       "--epochs", "3"]) in found

@@ -1,5 +1,5 @@
 """Export for serving: SavedModel (TF Serving layout, signatures, C++ loader via saved_model_cli, fresh
-`tf.saved_model.load`), TFLite with the LiteRT interpreter, and the request payloads of docs/serving.md.
+`tf.saved_model.load`), TFLite with the LiteRT interpreter, and the request payloads of docs/tf-serving.md.
 
 Every registered model is exported once (untrained, hidden size 8, 8-d vectors) by the module
 fixture and the checks reuse the exports; one fresh process loads them all. The pairs carry binary
@@ -353,14 +353,14 @@ def test_tflite_refuses_to_overwrite(exported, tmp_path):
         export_tflite(own_run(exported, DOC_MODEL, tmp_path), str(Path(entry["tflite"]).parent))
 
 
-# The payloads of docs/serving.md ------------------------------------------------------------------
+# The payloads of docs/tf-serving.md ---------------------------------------------------------------
 @pytest.fixture(scope="module")
 def doc_model(exported):
     return tf.saved_model.load(entry_for(exported, DOC_MODEL, "saved_model")["saved_model"])
 
 
 def doc_text():
-    return (DOCS / "serving.md").read_text(encoding="utf-8")
+    return "\n".join((DOCS / page).read_text(encoding="utf-8") for page in ("serving.md", "tf-serving.md"))
 
 
 def test_docs_contain_the_checked_payloads():
@@ -368,11 +368,7 @@ def test_docs_contain_the_checked_payloads():
     for name in ("predict_request.json", "predict_response.json", "explain_request.json", "grpc_client.py",
                  "models.config"):
         content = (EXAMPLES / name).read_text(encoding="utf-8").strip()
-        assert content in text, f"docs/serving.md does not show docs/serving/{name} verbatim"
-    guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")  # the user's guide (README's reference)
-    for name in ("predict_request.json", "predict_response.json"):
-        content = (EXAMPLES / name).read_text(encoding="utf-8").strip()
-        assert content in guide, f"docs/guide.md does not show docs/serving/{name} verbatim"
+        assert content in text, f"docs/serving.md and tf-serving.md do not show docs/serving/{name} verbatim"
 
 
 def test_rest_request_matches_the_signature(doc_model):

@@ -10,7 +10,7 @@ instead of two; one case kills a subprocess for real with `NLI_ZOO_FAULT_AT`. Ev
 size of 4, 32 training pairs of the shipped sample, 3 epochs (2 for a fine-tuning, 1 more for an extension),
 sentences cut to the length grid's first cell. Each step is killed by at least one chain below;
 scripts/fault_sweep.py kills every step of every kind of run in its own process, reruns it with the same and
-the original command, and prints the table (docs/training.md).
+the original command, and prints the table (docs/resuming.md).
 """
 
 import json

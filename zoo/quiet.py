@@ -169,9 +169,9 @@ def import_backend():
 # (the premises' and the hypotheses' loops of a batch, a bi-LSTM's two directions, the forward products of
 # the two sentences) can run side by side. So on a CPU the zoo gives the intra-op pool half the cores
 # (`intra_op_threads`) and leaves the inter-op pool at TensorFlow's default (every core): on 2 cores, one
-# intra-op thread and two inter-op threads. Measured on a 2-core VM (docs/speed.md, "Thread layout"): ESIM
-# trains 14% faster a step, serves 16% more pairs a second at batch 32 and answers one pair 27% sooner than
-# with TensorFlow's own layout. Machines with more cores were not measured.
+# intra-op thread and two inter-op threads. `scripts/benchmark_training.py` and `benchmark_serving.py` measure
+# it against TensorFlow's own layout (`TF_NUM_INTRAOP_THREADS` set to every core); the records under results/
+# and docs/speed.md, "Threads", say on which machines it paid.
 #
 # The user's setting wins: `TF_NUM_INTRAOP_THREADS` in the environment, or
 # `tf.config.threading.set_intra_op_parallelism_threads` called before the zoo starts TensorFlow; with a GPU

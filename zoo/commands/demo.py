@@ -7,7 +7,7 @@ nli-zoo demo presets/esim_tree --port 7870         # a preset; SavedModels (mode
 ```
 Type a premise and a hypothesis (or pick a shipped SNLI pair): the page shows each model's label, the three
 probabilities, its attention heatmaps and, for tree models, the trees it read. The page is served on
-127.0.0.1 only. It needs Gradio, the optional extra: `pip install ".[demo]"` in a clone of the zoo (see
+127.0.0.1 only. It needs Gradio, the optional extra `nli-zoo[demo]` (the set-up's requirements-dev.txt has it; see
 docs/demo.md).
 """
 
@@ -18,7 +18,8 @@ import sys
 from zoo.commands.parsing import PORT, CommandParser, guarded
 from zoo.errors import UserError
 
-INSTALL = 'the demo needs Gradio: pip install ".[demo]" in a clone of the zoo (or pip install "gradio>=6.31,<7")'
+INSTALL = ('the demo needs Gradio: pip install "gradio>=6.31,<7" (a checkout set up with requirements-dev.txt '
+           'has it; pip install ".[demo]" would replace an editable install with a copy)')
 
 
 PORT_TAKEN = "port {port} of 127.0.0.1 is taken: choose another with --port"

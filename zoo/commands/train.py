@@ -78,7 +78,7 @@ def build_parser(prog="train.py"):
     parser.add_argument("--jit-compile", choices=("auto", "true", "false"), default="auto",
                         type=str.lower, help="XLA compilation of the training step: auto (Keras decides: XLA on "
                         "GPU/TPU unless an LSTM runs on cuDNN or a distribution strategy is used; see "
-                        "docs/training.md), true (LSTMs switch from cuDNN to XLA loops) or false")
+                        "docs/hardware.md), true (LSTMs switch from cuDNN to XLA loops) or false")
     parser.add_argument("--compile-cache", default=None, metavar="DIR",
                         help="persistent XLA compilation cache, so that a rerun pays no compilation "
                              "(default $NLI_ZOO_CACHE/xla, i.e. ~/.cache/nli-zoo/xla; 'none': off)")

@@ -1,6 +1,6 @@
 """Shape-stable batching: a small, fixed set of batch shapes whatever the size of the data.
 
-XLA compiles a training step once per distinct input shape (about 16 s for ESIM on an H100 under JAX), so
+XLA compiles a training step once per distinct input shape (seconds for a paper-size model), so
 padding each batch to its own longest sentence, which gives dozens of shapes on SNLI and more the larger
 the data, makes the first epoch nearly all compilation. Here both sentences are padded up to length
 boundaries instead: a pair falls in the cell (i, j) of a grid, where i is the first premise boundary

@@ -15,7 +15,7 @@ Signatures (see docs/serving.md):
   `attention_reverse` and other model-specific maps where the model has them, float32) and
   `premise_tokens` `[B, Lp]`, `hypothesis_tokens` `[B, Lh]` (tf.string, right-padded with "").
 
-Speed (`ServingModel`, see docs/serving.md, "Speed on a CPU"): `serving_default` runs a batch of more
+Speed (`ServingModel`, see docs/speed.md): `serving_default` runs a batch of more
 than `chunk_size` pairs (default 32, `export.py --chunk-size`) sorted by sentence length in chunks of
 `chunk_size` pairs, each padded only to its own longest sentences, and puts the rows back in order. With
 `xla_max_batch=N` (`export.py --xla-max-batch N`), batches of at most N pairs run an XLA-compiled copy of

@@ -1,5 +1,5 @@
 """The fast path of `serving_default` on a CPU: `ServingModel` (XLA for small batches, length-sorted chunks for
-large ones), used by `zoo.export.saved_model.build_archive` (see docs/serving.md, "Speed on a CPU").
+large ones), used by `zoo.export.saved_model.build_archive` (see docs/speed.md).
 """
 
 import tensorflow as tf

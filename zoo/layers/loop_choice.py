@@ -37,12 +37,11 @@ SavedModel's XLA path, the TFLite converter. JAX always compiles (its shapes are
 """
 
 LOOPS = ("packed", "block", "fused", "keras")
-# "block": inference batches of up to this many rows run TensorFlow's kernel, larger ones the packed loop. ESIM
-# at paper size against the packed loop (`python scripts/loop_crossover.py --batches 1,2,3,4 --inter 1,2`, AMD
-# EPYC 25/17): one pair (2 rows joined, `BidirectionalLSTM.call_pair`) 1.39x with one intra-op and two inter-op
-# threads (the directions side by side), 0.92-0.99x on one thread; two pairs 1.32x and 0.82x; three 1.02x and
-# 0.74x: the kernel multiplies [x_t; h_{t-1}] by [W; U] at every step (twice U's read) and computes a shorter
-# row's padding, which more rows soon cost. One pair only: faster where there are two cores, level on one.
+# "block": inference batches of up to this many rows run TensorFlow's kernel, larger ones the packed loop. One
+# pair is 2 rows joined (`BidirectionalLSTM.call_pair`): at one pair the kernel saves the packed loop's per-step
+# ops and runs the two directions side by side on two inter-op threads; from two pairs on its per-step product
+# with the whole [W; U] (twice U's read) and its work on a shorter row's padding cost more than it saves. The
+# crossover is measured by `scripts/loop_crossover.py`; its record and table: docs/speed.md, "loop-crossover".
 KERNEL_ROWS = 2
 REQUESTS = ("auto",) + LOOPS
 BACKENDS_WITH_OWN_LOOPS = ("tensorflow", "jax")

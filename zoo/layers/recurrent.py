@@ -108,10 +108,10 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         For inference on the packed loop with at most `JOINED_ROWS` rows a side, both run as one batch of
         2B rows padded to the longer length: one loop of max(L1, L2) steps instead of two of L1 and L2 (the
         padding costs nothing there: no product on a padding position). A step's products at a few rows
-        are bound by reading the recurrent kernel, not by the rows, so halving the steps makes batch 1
-        1.26x faster (ESIM, one thread, CPU time: 7.7 against 9.7 ms); at 32 rows, and for training
-        steps, whose gradient loop carries every row of the joined batch, two calls are faster (5% and
-        11%). Elsewhere (other loops, larger batches) two calls, without that padding. On the `"block"`
+        are bound by reading the recurrent kernel, not by the rows, so halving the steps pays at batch 1;
+        at 32 rows, and for training steps, whose gradient loop carries every row of the joined batch, two
+        calls are faster (`scripts/benchmark_serving.py` measures both; docs/speed.md). Elsewhere (other
+        loops, larger batches) two calls, without that padding. On the `"block"`
         loop one pair's two joined rows run TensorFlow's kernel (`KERNEL_ROWS`): two ops of max(L1, L2)
         steps, one per direction, side by side on two inter-op threads."""
         def separate():

@@ -27,7 +27,7 @@ def build_model(model_name, settings, vocab_size, embeddings, strategy, jit_comp
         vocab_size: rows of the embedding table.
         embeddings: the run's word vectors (`zoo.training.inputs.RunEmbeddings`).
         strategy: the `tf.distribute.Strategy`.
-        jit_compile: `"auto"` (Keras decides, see docs/training.md), True or False.
+        jit_compile: `"auto"` (Keras decides, see docs/hardware.md), True or False.
 
     Raises:
         TrainError: the model cannot be built with these settings.

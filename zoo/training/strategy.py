@@ -1,7 +1,7 @@
 """Distribution strategies for training: one device, mirrored over local devices, multi-worker.
 
 Multi-worker training (`--strategy multi_worker`) runs one process per worker, each with its own
-`TF_CONFIG` (see docs/training.md, "Strategies"):
+`TF_CONFIG` (see docs/hardware.md, "Strategies"):
 
 ```python
 os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": ["host1:23456", "host2:23456"]},
@@ -97,7 +97,7 @@ def check_tf_config(text=None):
     text = os.environ.get("TF_CONFIG") if text is None else text
     if not text or not text.strip():
         raise ValueError("--strategy multi_worker needs the TF_CONFIG environment variable "
-                         "(cluster and task), see docs/training.md")
+                         "(cluster and task), see docs/hardware.md")
     try:
         tf_config = json.loads(text)
     except ValueError as error:
