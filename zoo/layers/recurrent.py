@@ -26,8 +26,8 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
     the device, `training`, whether the graph compiles with fixed shapes (`xla`, told by the caller: the
     zoo's models pass their own `jit_compile`) and the loop asked for (the call's `loop`, else the layer's):
     on a CPU under TensorFlow, the packed loop for training and for inference on more than `KERNEL_ROWS` rows
-    (`packed_call`: no work on padding) and TensorFlow's own LSTM kernel for inference on fewer
-    (`block_call`); under XLA or JAX, the fused loop for a training step and Keras's `Bidirectional` for
+    (`packed_call`: no work on padding) and `zoo.layers.tensorflow_lstm`'s few-rows loop for inference on
+    fewer (`block_call`); under XLA or JAX, the fused loop for a training step and Keras's `Bidirectional` for
     inference; on a GPU, Keras's (cuDNN under TensorFlow, `lax.scan` under JAX).
 
     The fused loop (the LSTM as Keras computes it, gates i, f, g, o):
