@@ -149,7 +149,7 @@ def configuration(args, model_name, variant, setting, artifacts, pairs):
     if variant == "torch":
         import zoo
 
-        preset = zoo.get_preset(model_name)["model"]
+        preset = zoo.get_preset(model_name).model
         spec.update(throughput_batches=list(THROUGHPUT_BATCHES), vocabulary=args.vocabulary,
                     embedding_dim=args.embedding_dim, hidden_size=preset["hidden_size"],
                     ids=torch_inputs(args, artifacts["run"], pairs[:args.pairs],

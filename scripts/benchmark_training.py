@@ -174,22 +174,21 @@ def shapes_only(args):
     from zoo.data.batching import plan_batches
     from zoo.data.tokenizer import Tokenizer
     from zoo.runs.datasets import length_grid
-    from zoo.settings import RunSettings
 
     examples = training_examples(args.data, args.roles)
     seen = set()
     print(f"{len(examples):,} pairs from {args.data}")
     for name in args.models:
         preset = zoo.get_preset(name)
-        data = preset["data"]
-        key = (data["max_premise_length"], data["max_hypothesis_length"], data["lowercase"])
+        data = preset.data
+        key = (data.max_premise_length, data.max_hypothesis_length, data.lowercase)
         if key in seen:
             continue
         seen.add(key)
-        tokenizer, grid = Tokenizer(lowercase=data["lowercase"]), length_grid(RunSettings.of(preset).data)
+        tokenizer, grid = Tokenizer(lowercase=data.lowercase), length_grid(data)
         lp = np.asarray([max(1, min(len(tokenizer.tokenize(e["premise"])), key[0] or 10 ** 9)) for e in examples])
         lh = np.asarray([max(1, min(len(tokenizer.tokenize(e["hypothesis"])), key[1] or 10 ** 9)) for e in examples])
-        size = args.batch_size or preset["train"]["batch_size"]
+        size = args.batch_size or preset.train.batch_size
         batches = plan_batches(lp, lh, grid, size, shuffle=True)
         padded = sum(size * (s[0] + s[1]) for _, s in batches)
         print(f"max lengths {key[:2]}: {grid}: {len({s for _, s in batches})} shapes in {len(batches)} batches; "

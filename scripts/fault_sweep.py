@@ -39,6 +39,7 @@ import sys
 import tempfile
 
 from zoo.commands.parsing import CommandParser
+from zoo.runs.results import read_results
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -79,15 +80,16 @@ def comparable(run_dir):
     try:
         with open(os.path.join(run_dir, "history.json"), encoding="utf-8") as f:
             history = json.load(f)
-        with open(os.path.join(run_dir, "results.json"), encoding="utf-8") as f:
-            results = json.load(f)
+        results = read_results(run_dir)
         with open(os.path.join(run_dir, "best.weights.h5"), "rb") as f:
             weights = hashlib.sha256(f.read()).hexdigest()
     except (OSError, ValueError):
         return None
+    if results is None:
+        return None
     drop = lambda entries: [{k: v for k, v in e.items() if k != "time"} for e in entries]  # noqa: E731
-    kept = {k: results.get(k) for k in ("test", "dev", "epochs_run", "best_epoch", "parameters", "labels")}
-    kept["history"] = drop(results.get("history", []))
+    kept = {k: getattr(results, k) for k in ("test", "dev", "epochs_run", "best_epoch", "parameters", "labels")}
+    kept["history"] = drop(results.history)
     return {"history": drop(history.get("epochs", [])), "finished": history.get("finished"), "results": kept,
             "weights": weights}
 

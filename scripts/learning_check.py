@@ -62,22 +62,22 @@ def write_split_files(folder, splits):
 def check_model(name, data_dir, work_dir, args):
     """Trains `name` with `zoo.training.train` and returns `{"model", "held_out_accuracy", ...}`."""
     preset = zoo.get_preset(name)
-    overrides = [f"hidden_size={args.hidden_size}"] if args.hidden_size and "hidden_size" in preset["model"] else []
+    overrides = [f"hidden_size={args.hidden_size}"] if args.hidden_size and "hidden_size" in preset.model else []
     overrides += args.overrides
     start = time.time()
     result = zoo.training.train(
         model=name, data_dir=data_dir, embeddings=args.embeddings, epochs=args.epochs,
         batch_size=args.batch_size, overrides=overrides, seed=args.seed, run_dir=os.path.join(work_dir, name),
         verbose=0, attention_examples=0, log_every=0, compile_cache="none")
-    results = result["results"]
-    return {"model": name, "held_out_accuracy": results["test"]["accuracy"],
-            "dev_accuracy": results["dev"]["accuracy"], "epochs_run": results["epochs_run"],
-            "best_epoch": results["best_epoch"],
-            "train_accuracy_last_epoch": results["history"][-1].get("accuracy") if results["history"] else None,
-            "params_without_embeddings": results["parameters"]["without_embeddings"],
+    results = result.results
+    return {"model": name, "held_out_accuracy": results.test_accuracy,
+            "dev_accuracy": results.dev_accuracy, "epochs_run": results.epochs_run,
+            "best_epoch": results.best_epoch,
+            "train_accuracy_last_epoch": results.history[-1].get("accuracy") if results.history else None,
+            "params_without_embeddings": results.parameters["without_embeddings"],
             "hidden_size": args.hidden_size or None, "train_seconds": round(time.time() - start, 1),
-            "vocabulary": result["config"]["vocabulary_size"],
-            "embedding_types_covered": round(float((results["embeddings"]["coverage"] or {}).get("types", 0)), 3)}
+            "vocabulary": result.record.vocabulary_size,
+            "embedding_types_covered": round(float((results.coverage or {}).get("types", 0)), 3)}
 
 
 def main(argv=None):

@@ -175,7 +175,7 @@ def measure(args):
                                 compile_cache=args.compile_cache, verbose=0, seed=0, callbacks=[clock], **options)
     figures = epoch_figures(clock)
     steady = figures["epochs"][1:] or figures["epochs"]
-    record = result["record"]
+    record = result.record
     figures.update(model=args.one, pairs=args.size, threads=args.threads or "all", autotune=args.autotune,
                    loop=args.loop, backend=keras.backend.backend(), images_every=record.options["images_every"],
                    vocabulary_size=record.vocabulary_size,
@@ -185,7 +185,7 @@ def measure(args):
                    steps_cpu_s=statistics.mean(e["steps_cpu_s"] for e in steady),
                    epoch_s=statistics.mean(e["epoch_s"] for e in steady),
                    first_epoch_s=figures["epochs"][0]["epoch_s"])
-    tokenizer, data = result["tokenizer"], record.settings.data
+    tokenizer, data = result.tokenizer, record.settings.data
     from zoo.training.inputs import load_splits
 
     splits, _ = load_splits(folder)
@@ -200,7 +200,7 @@ def measure(args):
     if args.profile:
         figures["profile"] = summarize_profile(*clock.profile)
     if args.torch_batches:
-        write_batches(splits["train"], result["vocab"], tokenizer, record.settings, 1 + args.epochs,
+        write_batches(splits["train"], result.vocab, tokenizer, record.settings, 1 + args.epochs,
                       args.torch_batches)
     return figures
 

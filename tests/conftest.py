@@ -59,3 +59,13 @@ def finished_run_dir(tmp_path_factory):
     from tests.support.runs import finished_run  # here: importing it imports TensorFlow
 
     return finished_run(str(tmp_path_factory.mktemp("finished") / "bowman_lstm"), "bowman_lstm")
+
+
+@pytest.fixture(autouse=True)
+def zoo_messages():
+    """Every test starts with the zoo's messages printed as the commands print them (INFO, one handler:
+    `zoo.commands.messages`), whatever an earlier test's `--quiet` or `setLevel` left, so that a test of the
+    library reads the lines a command would print."""
+    from zoo.commands.messages import show_messages
+
+    show_messages()

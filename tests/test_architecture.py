@@ -126,21 +126,53 @@ def test_no_module_is_longer_than_450_lines():
     assert long == {}, f"modules over {MAX_MODULE_LINES} lines: split them along their ideas"
 
 
+def print_calls(source):
+    """The lines of `source` that call the builtin `print` (a method or attribute named print, such as
+    `tf.print` in a served graph, and `print(` in a docstring's example are not calls of it)."""
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"]
+
+
+def test_the_library_below_the_commands_speaks_through_logging_not_print():
+    printing = {name: lines for name, path in MODULES.items()
+                if not (name == "zoo.commands" or name.startswith("zoo.commands."))
+                and (lines := print_calls(path.read_text(encoding="utf-8")))}
+    assert printing == {}, "modules below zoo.commands that print: use logging.getLogger(__name__) (lines listed)"
+
+
+def test_the_print_check_sees_every_form():
+    assert print_calls("print('a')\nx = [print(i, end='') for i in y]\n") == [1, 2]
+    assert print_calls('"""print(x)"""\ntf.print(x)\nlogger.info("print(x)")\n') == []
+
+
 def test_export_and_runs_do_not_import_training():
     for name, path in MODULES.items():
         if name.startswith(("zoo.export", "zoo.runs", "zoo.presets")):
             assert not {t for t in imports(path) if t.startswith("zoo.training")}, name
 
 
-def imports_tensorflow(path, top_level_only=True):
-    """Whether a file imports TensorFlow at module level (or, with `top_level_only=False`, anywhere)."""
+def imports_package(path, package, top_level_only=True):
+    """Whether a file imports `package` (or a module of it) at module level (or, with `top_level_only=False`,
+    anywhere)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in (tree.body if top_level_only else ast.walk(tree)):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
             [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-        if any(n == "tensorflow" or n.startswith("tensorflow.") for n in names):
+        if any(n == package or n.startswith(package + ".") for n in names):
             return True
     return False
+
+
+def imports_tensorflow(path, top_level_only=True):
+    """Whether a file imports TensorFlow at module level (or, with `top_level_only=False`, anywhere)."""
+    return imports_package(path, "tensorflow", top_level_only)
+
+
+def test_argparse_stays_in_the_commands():
+    """Flags, their argparse types and Namespaces belong to `zoo/commands/`; the library below takes values."""
+    importing = sorted(name for name, path in MODULES.items()
+                       if not name.startswith("zoo.commands") and imports_package(path, "argparse", False))
+    assert importing == [], "argparse outside zoo/commands: move the adapter to zoo/commands/parsing.py"
 
 
 # The data floor's TensorFlow-free half (docs/architecture.md): a loader, the vocabulary, word vectors, the

@@ -5,6 +5,7 @@ Downloads use `file://` URLs of small fixtures (tests/support/vectors.py), or a 
 the network.
 """
 
+import dataclasses
 import gzip
 import hashlib
 import json
@@ -20,7 +21,6 @@ import pytest
 import zoo
 from zoo.data.embeddings import STRATEGIES, build_embedding_matrix, load_vectors
 from zoo.data.snli import DataFormatError, DataUnavailableError
-from zoo.settings import DataSettings
 from zoo.data.vectors import (CATALOG, ChecksumMismatchError, VectorIndex, VectorSource, fetch_vectors,
                               read_vector_file, resolve_cache_dir)
 from zoo.data.vocab import NULL_ID, PAD_ID, UNK_ID, Vocabulary
@@ -321,14 +321,14 @@ def test_wang_jiang_matches_a_per_sentence_reference():
 
 
 def test_presets_name_the_papers_rules():
-    assert zoo.get_preset("paria_bilstm")["data"]["oov"] == "paria"
-    assert zoo.get_preset("paria_btree")["data"]["oov"] == "paria"
-    assert zoo.get_preset("bowman_lstm")["data"]["oov"] == "bowman"
-    assert zoo.get_preset("rocktaschel_wbw")["data"]["oov"] == "rocktaschel"
-    assert zoo.get_preset("luo_matrix")["data"]["oov"] == "luo" and zoo.get_preset("esim")["data"]["oov"] == "chen"
-    bowman, rocktaschel = zoo.get_preset("bowman_lstm")["data"], zoo.get_preset("rocktaschel_wbw")["data"]
+    assert zoo.get_preset("paria_bilstm").data.oov == "paria"
+    assert zoo.get_preset("paria_btree").data.oov == "paria"
+    assert zoo.get_preset("bowman_lstm").data.oov == "bowman"
+    assert zoo.get_preset("rocktaschel_wbw").data.oov == "rocktaschel"
+    assert zoo.get_preset("luo_matrix").data.oov == "luo" and zoo.get_preset("esim").data.oov == "chen"
+    bowman, rocktaschel = zoo.get_preset("bowman_lstm").data, zoo.get_preset("rocktaschel_wbw").data
     # Only the OOV rule and the vectors (Bowman et al.: GloVe 840B; Rocktäschel et al.: word2vec) differ.
-    assert {**bowman, "oov": "rocktaschel", "embeddings": "word2vec-google-news-300"} == rocktaschel
+    assert dataclasses.replace(bowman, oov="rocktaschel", embeddings="word2vec-google-news-300") == rocktaschel
 
 
 # Words unseen in training ------------------------------------------------------------------------
@@ -347,12 +347,10 @@ def test_words_unseen_in_training_keep_their_pretrained_vectors_frozen(tmp_path,
     splits = {"train": [{"premise": "a man plays", "hypothesis": "a man sleeps"}],
               "validation": [{"premise": "a man plays cello", "hypothesis": "a violin"}],
               "test": [{"premise": "a cello plays", "hypothesis": "qwerty"}]}
-    preset = zoo.get_preset(name)
     base_size = 3 + 4  # reserved ids, then a man plays sleeps
-    preset["data"]["max_vocabulary"] = base_size + 3  # room for the dev/test words and one more
+    data = zoo.get_preset(name).with_overrides({"max_vocabulary": base_size + 3}).data  # the dev/test words, one more
     vocab, vectors, report = inputs.vocabulary_and_vectors(
-        str(path), DataSettings.of(preset["data"]), str(tmp_path), False,
-        Tokenizer(lowercase=preset["data"]["lowercase"]), splits)
+        str(path), data, str(tmp_path), False, Tokenizer(lowercase=data.lowercase), splits)
     matrix, mask, tunable_words = vectors.matrix, vectors.tunable_mask, vectors.tunable_words
 
     # Training words first (whatever the bound), then the dev/test words that have a vector (most frequent

@@ -82,5 +82,5 @@ def test_parameter_count_at_paper_size():
     model = zoo.create_model("esim", vocabulary_size=10, embedding_dim=300)
     assert model.count_params_without_embeddings() == 4_326_303
     preset = zoo.get_preset("esim")
-    assert preset["train"]["learning_rate"] == 4e-4 and preset["train"]["batch_size"] == 32
-    assert preset["data"]["oov"] == "chen"
+    assert preset.train.learning_rate == 4e-4 and preset.train.batch_size == 32
+    assert preset.data.oov == "chen"

@@ -135,7 +135,7 @@ def test_fine_tuning_starts_from_the_run(run, tmp_path):
     for a, b in zip([w for w in source.model.weights if id(w) not in skip],
                     [w for w in tuned.model.weights if id(w) not in skip]):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b))
-    assert result["results"]["test"]["examples"] > 0
+    assert result.results.test["examples"] > 0
 
 
 def test_fine_tuning_refuses_another_architecture(run, tmp_path, capsys):
@@ -147,7 +147,8 @@ def test_fine_tuning_refuses_another_architecture(run, tmp_path, capsys):
 
 
 def test_diagnostics_suite_from_evaluate(run, capsys):
-    report = evaluate_script.main(["--run-dir", str(run), "--suite", "diagnostics", "--quiet",
+    # not --quiet: the suite's tables are the library's messages (INFO), which --quiet leaves out
+    report = evaluate_script.main(["--run-dir", str(run), "--suite", "diagnostics",
                                    "--breaking-nli", str(FIXTURES / "breaking_nli" / "dataset.jsonl")])
     written = json.loads((run / "evaluations" / "diagnostics.json").read_text())
     assert report["diagnostics"] == str(run / "evaluations" / "diagnostics.json")

@@ -215,7 +215,7 @@ def test_edge_cases_give_answers(exported, name):
     assert np.isfinite(probabilities).all() and np.allclose(probabilities.sum(-1), 1, atol=1e-5)
     premise_tokens = entry["loaded"]["explain/premise_tokens"]
     long_row = len(PAIRS) + 2
-    limit = zoo.get_preset(name)["data"]["max_premise_length"]
+    limit = zoo.get_preset(name).data.max_premise_length
     assert sum(1 for t in premise_tokens[long_row] if t) == limit
     assert not any(premise_tokens[len(PAIRS)])  # the empty premise has no tokens
     # invalid UTF-8 bytes (possible over gRPC) give an answer or an InvalidArgument message, never a crash

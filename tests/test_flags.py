@@ -120,3 +120,76 @@ def test_a_valid_value_of_each_kind_passes_the_same_validators(folders):
     assert parsing.FOLDER_TO_WRITE(new) == new and not os.path.exists(os.path.join(folders["tmp"], "a"))
     assert parsing.REPORT(folders["other"]) == folders["other"]  # a folder: the report's default name inside
     assert os.listdir(folders["tmp"]) == []
+
+
+
+# What the zoo says: --quiet and --verbose on every command ---------------------------------------------------
+@pytest.fixture
+def zoo_logger():
+    """The `zoo` logger, its level and handlers put back after the test."""
+    import logging
+
+    logger = logging.getLogger("zoo")
+    level, handlers = logger.level, list(logger.handlers)
+    yield logger
+    logger.setLevel(level)
+    logger.handlers[:] = handlers
+
+
+def test_every_command_has_quiet_and_verbose():
+    import importlib
+
+    from zoo.commands import COMMANDS
+    from zoo.commands.parsing import CommandParser
+
+    for command in COMMANDS:
+        parser = importlib.import_module(f"zoo.commands.{command}").build_parser(command)
+        shown = parser.format_help()
+        assert isinstance(parser, CommandParser) and "--quiet" in shown and "--verbose" in shown, command
+
+
+@pytest.mark.parametrize("argv, level, fit", [
+    ([], "INFO", None), (["--quiet"], "WARNING", 0), (["--verbose"], "DEBUG", None), (["--verbose", "2"], "INFO", 2),
+    (["--verbose", "1", "--quiet"], "WARNING", 1), (["--verbose", "--verbose", "0"], "DEBUG", 0)])
+def test_quiet_and_verbose_set_the_level_and_keep_keras_fit_verbosity(zoo_logger, argv, level, fit):
+    import logging
+
+    from zoo.commands import models
+    from zoo.commands import train as train_command
+    from zoo.commands.messages import TerminalHandler
+
+    args = train_command.build_parser().parse_args(["--model", "esim", *argv])
+    assert logging.getLevelName(zoo_logger.level) == level and args.verbose == fit
+    assert sum(isinstance(h, TerminalHandler) for h in zoo_logger.handlers) == 1  # one handler, however often parsed
+    assert train_command.run_config(args).verbose == fit  # --quiet and a bare --verbose are no settings of the run
+    models.build_parser().parse_args({"WARNING": ["--quiet"], "DEBUG": ["--verbose"], "INFO": []}[level])  # no fit
+    assert logging.getLevelName(zoo_logger.level) == level
+
+
+@pytest.mark.parametrize("argv, expected", [(["--quiet", "--verbose"], "--verbose: not allowed with argument --quiet"),
+                                            (["--verbose", "5"], "argument --verbose: invalid choice")])
+def test_contradicting_message_flags_are_one_line_exit_2(zoo_logger, capsys, argv, expected):
+    with pytest.raises(SystemExit) as stop:
+        train.main(["--model", "esim", *argv])
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert stop.value.code == 2 and len(errors) == 1 and expected in errors[0], errors
+
+
+def test_the_commands_handler_prints_each_message_as_it_is_on_the_zoos_stream(zoo_logger, capsys):
+    import logging
+
+    from zoo.commands.messages import show_messages
+
+    show_messages(logging.INFO)
+    logging.getLogger("zoo.training.trainer").info("[train] epoch 1 done")
+    logging.getLogger("zoo.runs.datasets").debug("[data] a detail")  # below the level
+    logging.getLogger("zoo.data.vectors.progress").info("[vectors] 1.0 MB", extra={"start": "\r", "end": ""})
+    logging.getLogger("zoo.data.vectors.progress").warning("[vectors] done")
+    try:
+        raise ValueError("bad pair")
+    except ValueError:
+        logging.getLogger("zoo.demo.app").error("[demo] esim failed:", exc_info=True)
+    out, err = capsys.readouterr()
+    assert out == "[train] epoch 1 done\n"
+    assert err.startswith("\r[vectors] 1.0 MB[vectors] done\n[demo] esim failed:\nTraceback (most recent call last):")
+    assert err.endswith("ValueError: bad pair\n")

@@ -90,8 +90,8 @@ def test_hypothesis_encoding_does_not_see_the_premise():
 def test_parameter_counts_at_paper_size(name, expected):
     model = zoo.create_model(name, vocabulary_size=10, embedding_dim=300)
     assert model.count_params_without_embeddings() == expected
-    assert zoo.get_preset(name)["data"]["oov"] == "wang_jiang"
-    assert zoo.get_preset(name)["train"]["lr_decay"] == {"type": "exponential", "rate": 0.95, "every_epochs": 1}
+    assert zoo.get_preset(name).data.oov == "wang_jiang"
+    assert zoo.get_preset(name).train.lr_decay.to_json() == {"type": "exponential", "rate": 0.95, "every_epochs": 1}
 
 
 def test_gate_statistics_script_on_the_sample():

@@ -61,7 +61,7 @@ def test_empty_sentences_give_finite_outputs(name):
 
 @pytest.mark.parametrize("name", MODELS)
 def test_every_weight_gets_a_gradient(name):
-    model = tc.make_model(name, dropout=0.0) if "dropout" in zoo.get_preset(name)["model"] else tc.make_model(name)
+    model = tc.make_model(name, dropout=0.0) if "dropout" in zoo.get_preset(name).model else tc.make_model(name)
     batch = tc.random_pairs(batch=8)
     # and two filler rows as the input pipeline makes them: empty sentences weighted 0, whose zero share of
     # the loss must stay a zero (finite) share of every gradient

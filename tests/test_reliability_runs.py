@@ -199,7 +199,7 @@ def test_a_truncated_best_checkpoint_at_the_end_of_training_evaluates_the_backup
     result = train_script.main(args)
     out = capsys.readouterr().out
     assert "best.weights.h5 cannot be read" in out and "the newest readable backup is evaluated" in out
-    assert result["results"]["test"]["examples"] > 0 and (run_dir / "results.json").exists()
+    assert result.results.test["examples"] > 0 and (run_dir / "results.json").exists()
     assert not (run_dir / "backup").exists()  # removed once the results were written
 
 

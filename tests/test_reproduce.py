@@ -22,6 +22,9 @@ from zoo.reproduction import report as reporting
 from zoo.reproduction.plan import ReproductionSpec, select_rows
 from zoo.reproduction.tables import COLUMNS, load_paper, paper_keys, parse_count, structure_problems
 from zoo.runs.evaluation import keep_items, scores
+from zoo.runs.record import load_record
+from zoo.runs.results import RunResults
+from zoo.training.outcome import TrainOutcome
 
 TINY = ["--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "4", "--set", "hidden_size=4",
         "--set", "max_premise_length=14", "--set", "max_hypothesis_length=10", "--epochs", "1",
@@ -139,7 +142,7 @@ def fake_train(calls, kill_at=None):
                    "best_epoch": 1, "epochs_run": 1, "labels": list(LABELS), "parameters": {"without_embeddings": 7},
                    "history": [{"epoch": 1, "accuracy": 0.6}]}
         write_results(run_dir, results)
-        return {"run_dir": str(run_dir), "results": results}
+        return TrainOutcome(str(run_dir), RunResults.from_json(results), load_record(str(run_dir)))
 
     return train
 

@@ -10,7 +10,6 @@ from zoo.training import callbacks as cb
 from zoo.commands.train import build_parser, run_config
 from zoo.training.config import RunConfig
 from zoo.runs.optimizer import make_optimizer
-from zoo.settings import TrainSettings
 from zoo.training.model import make_loss
 from zoo.training.losses import NLILoss
 
@@ -73,11 +72,11 @@ def test_a_resumed_run_continues_the_schedule(tmp_path):
 
 def test_esim_family_presets_use_the_schedule_and_papers_epsilon():
     for name in ("esim", "esim_tree", "syntactic_tree_lstm", "him", "luo_matrix", "luo_unmatched_heuristics"):
-        train = zoo.get_preset(name)["train"]
-        assert cb.is_plateau_schedule(train["lr_decay"]) and train["patience"] == 7 and train["epochs"] >= 1000
+        train = zoo.get_preset(name).train
+        assert cb.is_plateau_schedule(train.lr_decay) and train.patience == 7 and train.epochs >= 1000
     for name in zoo.list_models():
-        assert zoo.get_preset(name)["train"]["epsilon"] == 1e-8
-    optimizer = make_optimizer(TrainSettings.of(zoo.get_preset("esim")["train"]))
+        assert zoo.get_preset(name).train.epsilon == 1e-8
+    optimizer = make_optimizer(zoo.get_preset("esim").train)
     assert float(optimizer.epsilon) == 1e-8 and float(optimizer.global_clipnorm) == 10.0
 
 
@@ -100,7 +99,7 @@ def test_each_preset_names_its_papers_vectors():
                 "bowman_lstm": "glove-840b-300d", "mlstm": "glove-840b-300d", "esim": "glove-840b-300d",
                 "luo_matrix": "glove-6b-300d"}
     for name, vectors in expected.items():
-        assert zoo.get_preset(name)["data"]["embeddings"] == vectors
+        assert zoo.get_preset(name).data.embeddings == vectors
     args = build_parser().parse_args(["--model", "esim", "--embeddings", "glove-6b-50d"])
     assert run_config(args).data.embeddings == "glove-6b-50d"
 

@@ -14,10 +14,12 @@ import pytest
 import zoo
 from tests.support.runs import make_run
 from zoo import registry
+from zoo.errors import ConfigError
 from zoo.registry import get_preset
 from zoo.runs.optimizer import make_optimizer
-from zoo.runs.record import RunFileError, RunRecord, load_record, read_results
-from zoo.settings import DataSettings, RunSettings, TrainSettings, tunable_words_for
+from zoo.runs.record import RunFileError, RunRecord, load_record
+from zoo.runs.results import RunResults, read_results
+from zoo.settings import DataSettings, LearningRateDecay, RunSettings, TrainSettings, tunable_words_for
 from zoo.settings.sections import OOV_RULES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,12 +31,12 @@ def test_every_preset_starts_from_the_one_default_of_each_setting():
     train_keys = {f.name for f in dataclasses.fields(TrainSettings)}
     data_keys = {f.name for f in dataclasses.fields(DataSettings)}
     for name in zoo.list_models():
-        preset = get_preset(name)
+        preset = get_preset(name).to_json()
         assert set(preset["train"]) == train_keys and set(preset["data"]) == data_keys, name
-        assert RunSettings.of(preset).to_json() == preset, name  # typed and back: the same preset
+        assert RunSettings.of(preset) == get_preset(name), name  # typed and back: the same preset
     # a setting no registration changes keeps the class's default in every preset
     for key in ("beta_1", "beta_2", "epsilon", "l2"):
-        assert {get_preset(name)["train"][key] for name in zoo.list_models()} == {getattr(TrainSettings, key)}
+        assert {getattr(get_preset(name).train, key) for name in zoo.list_models()} == {getattr(TrainSettings, key)}
 
 
 def test_docs_table_of_defaults_is_the_classes():
@@ -153,6 +155,12 @@ DAMAGED_RESULTS = {
     "an empty object": (_results({}), "field 'test' is missing"),
     "a list": (_results([1]), "holds list [1], not an object"),
     "a test without accuracy": (_results({"test": {"examples": 3}}), "test must be an object with an accuracy"),
+    "a history that is no list": (_results({"test": {"accuracy": 0.5}, "history": {}}),
+                                  "history must be a list of epochs"),
+    "a best epoch of text": (_results({"test": {"accuracy": 0.5}, "best_epoch": "two"}), "best_epoch must be"),
+    "a test accuracy of text": (_results({"test": {"accuracy": 0.5}, "test_accuracy": "high"}),
+                                "test_accuracy must be a number"),
+    "labels of numbers": (_results({"test": {"accuracy": 0.5}, "labels": [0, 1, 2]}), "labels must be a list of text"),
 }
 
 
@@ -185,6 +193,22 @@ def test_a_damaged_results_json_is_one_line_naming_the_file_and_field(finished_r
     message = str(error.value)
     assert "\n" not in message and message.startswith(os.path.join(copy, "results.json") + ": ")
     assert expected in message and "delete it" in message
+
+
+def test_results_json_reads_back_as_written(finished_run_dir):
+    written = json.loads(Path(finished_run_dir, "results.json").read_text(encoding="utf-8"))
+    results = read_results(finished_run_dir)
+    assert written.items() <= results.to_json().items() and RunResults.from_json(results.to_json()) == results
+    assert results.test_accuracy == written["test_accuracy"] and results.best_epoch == written["best_epoch"]
+
+
+def test_an_older_results_json_reads_with_what_it_has(tmp_path):
+    # a file of an older version: the test scores alone; entries it lacks are None (the accuracies the splits')
+    Path(tmp_path, "results.json").write_text(json.dumps({"test": {"accuracy": 0.25}, "note": "kept"}))
+    results = read_results(str(tmp_path))
+    assert (results.test_accuracy, results.dev_accuracy, results.best_epoch, results.history) == (0.25, None, None, [])
+    assert results.to_json()["note"] == "kept"  # an entry this version does not know is written back
+    assert read_results(str(tmp_path / "none")) is None
 
 
 TRAIN_ARGS = ["--model", "bowman_lstm", "--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "8",
@@ -222,3 +246,50 @@ def test_every_command_refuses_a_damaged_run_file_in_one_line(finished_run_dir, 
     assert os.path.join(copy, file) in errors[0] and expected in errors[0], errors
     assert sorted(os.listdir(copy)) == before and not (tmp_path / "export").exists()
     assert not (tmp_path / "comparison").exists()
+
+
+def test_a_preset_is_typed_and_overrides_apply_to_its_sections():
+    preset = get_preset("esim")
+    changed = preset.with_overrides({"hidden_size": 8, "learning_rate": 1e-2, "max_premise_length": None,
+                                     "lr_decay": 0.5})
+    assert (changed.model["hidden_size"], changed.train.learning_rate) == (8, 1e-2)
+    assert changed.data.max_premise_length is None
+    assert changed.train.lr_decay == LearningRateDecay(kind="exponential", rate=0.5)
+    assert changed.train.batch_size == preset.train.batch_size and preset.model["hidden_size"] == 300  # a copy
+    assert changed.value("lr_decay") == {"type": "exponential", "rate": 0.5, "every_epochs": 1}
+    with pytest.raises(ConfigError, match="unknown setting 'nosuch'; settings of this model: batch_size"):
+        preset.with_overrides({"nosuch": 1})
+    with pytest.raises(ConfigError, match="batch_size must be a whole number"):
+        preset.with_overrides({"batch_size": 0})
+
+
+def test_what_a_rerun_does_is_a_run_stage(finished_run_dir, tmp_path):
+    from zoo.runs import layout
+    from zoo.runs.stages import RunStage
+
+    record = load_record(finished_run_dir)
+    epochs = record.settings.train.epochs
+    assert layout.prepare_run_dir(finished_run_dir, record.identity(), epochs) is RunStage.FINISHED
+    assert layout.prepare_run_dir(str(tmp_path / "elsewhere"), record.identity(), epochs) is RunStage.NEW
+
+
+def test_a_model_class_defaults_are_the_preset_of_one_of_its_names():
+    """Architecture sizes have one source: a class's `__init__` defaults are the preset of its base name (each
+    default a setting of its presets equals that preset's value), and `embedding_dim`'s is the papers'."""
+    import inspect
+
+    from zoo.constants import EMBEDDING_DIM
+
+    names_of = {}
+    for name in zoo.list_models():
+        names_of.setdefault(registry.get_spec(name).model_class, []).append(name)
+    for cls, names in names_of.items():
+        presets = {name: get_preset(name).model for name in names}
+        parameters = inspect.signature(cls.__init__).parameters
+        defaults = {k: p.default for k, p in parameters.items() if p.default is not inspect.Parameter.empty
+                    and any(k in preset for preset in presets.values())}
+        disagree = {name: {k: (v, preset[k]) for k, v in defaults.items() if k in preset and preset[k] != v}
+                    for name, preset in presets.items()}
+        assert any(not d for d in disagree.values()), f"{cls.__name__}: (default, preset) {disagree}"
+        if "embedding_dim" in parameters:
+            assert parameters["embedding_dim"].default == EMBEDDING_DIM, cls.__name__

@@ -34,6 +34,8 @@ def spec_of(argv):
 def quick_train(calls, fail=()):
     """A training function for the bookkeeping tests: records the run, writes its results.json."""
     from zoo.errors import TrainError
+    from zoo.runs.results import RunResults
+    from zoo.training.outcome import TrainOutcome
 
     def train(**options):
         calls.append(options["run_dir"])
@@ -42,7 +44,8 @@ def quick_train(calls, fail=()):
         os.makedirs(options["run_dir"], exist_ok=True)
         accuracy = 0.3 + 0.01 * options["seed"]
         Path(options["run_dir"], "results.json").write_text(json.dumps({"options": options}))
-        return {"results": {"dev_accuracy": accuracy, "test_accuracy": accuracy}}
+        scored = RunResults(test={"accuracy": accuracy}, dev={"accuracy": accuracy})
+        return TrainOutcome(options["run_dir"], scored, record=None)
 
     return train
 
@@ -265,6 +268,8 @@ import json, os, sys, time
 from pathlib import Path
 from zoo.comparison.tuner import run_sweep
 from zoo.commands.sweep import build_parser, spec_from_args
+from zoo.runs.results import RunResults
+from zoo.training.outcome import TrainOutcome
 
 log, directory = sys.argv[1], sys.argv[2]
 me = os.environ["KERASTUNER_TUNER_ID"]
@@ -279,7 +284,7 @@ def train(**options):
         if time.time() > deadline:
             break
         time.sleep(0.2)
-    return {"results": {"dev_accuracy": 0.5, "test_accuracy": 0.5}}
+    return TrainOutcome(options["run_dir"], RunResults(test={"accuracy": 0.5}, dev={"accuracy": 0.5}), record=None)
 
 spec = spec_from_args(build_parser().parse_args(sys.argv[3:] + ["--dir", directory]))
 summary = run_sweep(spec, directory, train=train)

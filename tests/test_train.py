@@ -4,13 +4,18 @@ resume after SIGKILL, mirrored strategy on two logical CPUs, bf16 mixed precisio
 Every run is tiny (64 training pairs, hidden size 8, 8-d random vectors, 1-3 epochs).
 """
 
+import contextlib
+import io
 import json
+import logging
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -37,15 +42,40 @@ def run_cli(args, env=None, **kwargs):
                           text=True, env=env, timeout=300, **kwargs)
 
 
+def trained_args(run_dir, *extra):
+    """The command line of `trained` (rerun: a finished run)."""
+    decay = json.dumps({"type": "exponential", "rate": 0.5, "every_epochs": 1})
+    return tiny_args(run_dir, "--epochs", "2", "--log-every", "3", "--set", f"lr_decay={decay}", *extra)
+
+
+class Records(logging.Handler):
+    """Keeps the records it is given."""
+
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    """One in-process tiny run of 2 epochs with a halving learning rate."""
+    """One in-process tiny run of 2 epochs with a halving learning rate; what it printed on stdout and the
+    records of the `zoo` logger are kept as `printed` and `records`."""
     run_dir = tmp_path_factory.mktemp("runs") / "wbw"
-    decay = json.dumps({"type": "exponential", "rate": 0.5, "every_epochs": 1})
     # --log-every 3 does not divide the steps of an epoch: epoch summaries must still be written;
     # --images-every 1: the images of both epochs (the default draws every 5th epoch and the last)
-    return train_script.main(tiny_args(run_dir, "--epochs", "2", "--log-every", "3", "--images-every", "1",
-                                       "--set", f"lr_decay={decay}"))
+    records, printed = Records(), io.StringIO()
+    logging.getLogger("zoo").addHandler(records)
+    try:
+        with contextlib.redirect_stdout(printed):
+            result = train_script.main(trained_args(run_dir, "--images-every", "1"))
+    finally:
+        logging.getLogger("zoo").removeHandler(records)
+    sys.stdout.write(printed.getvalue())
+    # the outcome's fields, what was printed and the log records
+    return types.SimpleNamespace(**vars(result), printed=printed.getvalue(), records=records.records)
 
 
 # Command line and helpers ------------------------------------------------------------------------
@@ -92,7 +122,7 @@ def test_default_run_dir_is_deterministic():
 
 # A finished run ----------------------------------------------------------------------------------
 def test_run_directory(trained):
-    run_dir = Path(trained["run_dir"])
+    run_dir = Path(trained.run_dir)
     for name in ("config.json", "vocab.txt", "best.weights.h5", "results.json", "history.json", "logs"):
         assert (run_dir / name).exists(), name
     assert not (run_dir / "backup").exists()  # removed once training finished
@@ -103,7 +133,7 @@ def test_run_directory(trained):
 
 
 def test_results(trained):
-    results = json.loads((Path(trained["run_dir"]) / "results.json").read_text())
+    results = json.loads((Path(trained.run_dir) / "results.json").read_text())
     test = results["test"]
     assert results["epochs_run"] == 2 and results["model"] == MODEL
     assert np.array(test["confusion_matrix"]).shape == (3, 3)
@@ -111,7 +141,7 @@ def test_results(trained):
     assert test["accuracy"] == pytest.approx(np.trace(test["confusion_matrix"]) / 32)
     assert set(test["per_class_accuracy"]) == set(zoo.data.LABELS)
     assert 0 <= results["dev_accuracy"] <= 1
-    assert results["parameters"]["without_embeddings"] == trained["model"].count_params_without_embeddings()
+    assert results["parameters"]["without_embeddings"] == trained.model.count_params_without_embeddings()
     assert results["parameters"]["total"] > results["parameters"]["without_embeddings"]
 
 
@@ -133,7 +163,7 @@ def read_tags(logdir):
 
 
 def test_tensorboard(trained):
-    tags = read_tags(Path(trained["run_dir"]) / "logs")
+    tags = read_tags(Path(trained.run_dir) / "logs")
     assert {"epoch_loss", "epoch_accuracy", "epoch_learning_rate", "batch_loss"} <= set(tags["train"])
     assert {"epoch_loss", "epoch_accuracy"} <= set(tags["validation"])
     assert [step for step, _ in sorted(tags["train"]["epoch_loss"])] == [0, 1]
@@ -151,7 +181,7 @@ def test_tensorboard(trained):
 
 
 def test_hparams_show_the_reported_metrics_under_either_logdir(trained, tmp_path):
-    run_dir = Path(trained["run_dir"])
+    run_dir = Path(trained.run_dir)
     results = json.loads((run_dir / "results.json").read_text())
     runs_root = tmp_path / "runs"
     runs_root.mkdir()
@@ -162,7 +192,7 @@ def test_hparams_show_the_reported_metrics_under_either_logdir(trained, tmp_path
                                                                  "epochs_run"}, logdir
         assert len(groups) == 1, logdir
         group = groups[0]
-        assert group.name == os.path.normpath(trained["run_dir"])  # the run directory: two runs never merge
+        assert group.name == os.path.normpath(trained.run_dir)  # the run directory: two runs never merge
         values = {m.name.tag: m.value for m in group.metric_values}
         # what results.json reports: the best epoch's dev accuracy (not the last epoch's) and test accuracy
         assert values["dev_accuracy"] == pytest.approx(results["dev_accuracy"])
@@ -178,30 +208,60 @@ def test_hparams_show_the_reported_metrics_under_either_logdir(trained, tmp_path
 
 
 def test_zoo_load_round_trips(trained):
-    run = zoo.load(trained["run_dir"])
+    run = zoo.load(trained.run_dir)
     pairs = [("A man is playing a guitar on stage.", "A person plays music."),
              ("Two dogs run in the snow.", "The animals are asleep."),
              ("Nobody is here.", "")]
     predictions = run.predict(pairs)
     inputs = run.encode(pairs)
-    expected = np.asarray(trained["model"].explain(inputs)["probabilities"])
+    expected = np.asarray(trained.model.explain(inputs)["probabilities"])
     got = np.array([[p["probabilities"][name] for name in zoo.data.LABELS] for p in predictions])
     np.testing.assert_allclose(got, expected, atol=1e-6)
     assert [p["label"] for p in predictions] == [zoo.data.LABELS[i] for i in expected.argmax(-1)]
-    assert run.vocab.words == trained["vocab"].words and run.record.model == MODEL
+    assert run.vocab.words == trained.vocab.words and run.record.model == MODEL
 
 
 def test_rerun_of_finished_run_does_not_train(trained, capsys):
-    result = train_script.main(tiny_args(trained["run_dir"], "--epochs", "2", "--log-every", "3", "--set",
-                                         "lr_decay=" + json.dumps({"type": "exponential", "rate": 0.5,
-                                                                   "every_epochs": 1})))
+    result = train_script.main(trained_args(trained.run_dir))
     assert "already finished" in capsys.readouterr().out
-    assert result["results"]["epochs_run"] == 2
+    assert result.results.epochs_run == 2
+
+
+def test_the_command_prints_the_zoos_messages_which_come_through_logging(trained):
+    messages = [line for record in trained.records for line in record.getMessage().splitlines()]
+    said = [line for line in trained.printed.splitlines()
+            if re.match(r"\[(train|data|vocabulary|embeddings)\]", line)]
+    assert {"[train] epoch 1 done", "[train] epoch 2 done"} <= set(said)
+    assert said and all(line in messages for line in said)  # every such line is a record of a `zoo.*` logger
+    assert {record.name for record in trained.records} >= {"zoo.training.trainer", "zoo.training.inputs",
+                                                              "zoo.training.callbacks.epoch_marker"}
+
+
+def test_one_line_silences_a_training_run_and_the_quiet_command_keeps_warnings_only(trained, capsys):
+    from zoo.training.trainer import train
+
+    config = cli.run_config(cli.build_parser().parse_args(trained_args(trained.run_dir)))  # the level: INFO
+    records = Records()
+    logging.getLogger("zoo").addHandler(records)
+    try:
+        train(config)
+        assert any("already finished" in record.getMessage() for record in records.records)
+        capsys.readouterr()
+        records.records.clear()
+        logging.getLogger("zoo").setLevel(logging.ERROR)  # what an application writes to silence the zoo
+        train(config)
+        assert records.records == [] and capsys.readouterr().out == ""
+        train_script.main(trained_args(trained.run_dir, "--quiet"))  # the command sets its level again
+        assert records.records == [] and "[train]" not in capsys.readouterr().out
+        train_script.main(trained_args(trained.run_dir))
+        assert "already finished" in capsys.readouterr().out and records.records
+    finally:
+        logging.getLogger("zoo").removeHandler(records)
 
 
 def test_rerun_with_other_settings_is_refused(trained, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        train_script.main(tiny_args(trained["run_dir"], "--set", "dropout=0.3"))
+        train_script.main(tiny_args(trained.run_dir, "--set", "dropout=0.3"))
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "other settings" in err and "model.dropout: 0.1 -> 0.3" in err and "--overwrite" in err
@@ -210,13 +270,13 @@ def test_rerun_with_other_settings_is_refused(trained, capsys):
 def test_more_epochs_train_a_finished_run_further(tmp_path, capsys):
     run_dir = tmp_path / "run"
     args = tiny_args(run_dir, "--attention-examples", "0", *ONE_SHAPE)
-    first = train_script.main(args + ["--epochs", "1"])["results"]
-    longer = train_script.main(args + ["--epochs", "2"])["results"]
+    first = train_script.main(args + ["--epochs", "1"]).results
+    longer = train_script.main(args + ["--epochs", "2"]).results
     assert "training it further, to 2, from its best weights" in capsys.readouterr().out
-    assert longer["epochs_run"] == 2 and longer["history"][0] == first["history"][0]
+    assert longer.epochs_run == 2 and longer.history[0] == first.history[0]
     assert json.loads((run_dir / "config.json").read_text())["preset"]["train"]["epochs"] == 2
     assert not (run_dir / "results.previous.json").exists() and not (run_dir / "backup").exists()
-    assert train_script.main(args + ["--epochs", "1"])["results"]["epochs_run"] == 2  # fewer: finished as it is
+    assert train_script.main(args + ["--epochs", "1"]).results.epochs_run == 2  # fewer: finished as it is
 
 
 def test_unknown_setting_lists_known_keys(tmp_path, capsys):
@@ -254,13 +314,13 @@ def test_the_corrected_command_trains_and_a_growing_loss_is_flagged(tmp_path, ca
     # line is printed once and results.json keeps it.
     monkeypatch.setattr(loss_guard, "GROWTH", 0.5)
     results = train_script.main(tiny_args(run_dir, "--epochs", "1", "--attention-examples", "0", "--set",
-                                          "learning_rate=1e3", *ONE_SHAPE))["results"]
+                                          "learning_rate=1e3", *ONE_SHAPE)).results
     out = capsys.readouterr().out
     assert out.count("[train] warning: the training loss grew") == 1
     growth = json.loads((run_dir / "results.json").read_text())["loss_growth"]
-    assert growth == results["loss_growth"] and growth["loss"] > 0.5 * growth["first_loss"] > 0
+    assert growth == results.loss_growth and growth["loss"] > 0.5 * growth["first_loss"] > 0
     # the pairs cut to the maximum lengths are counted per split, printed and kept
-    inputs = results["inputs"]
+    inputs = results.inputs
     assert inputs["train"]["pairs"] == 64 and inputs["train"]["premises_cut"] > 0
     assert inputs["train"]["max_premise_length"] == 14 and inputs["test"]["empty_hypotheses"] == 0
     assert f"[data] train: of 64 pairs, {inputs['train']['premises_cut']} premise(s) cut" in out
@@ -291,7 +351,7 @@ def test_a_damaged_results_json_is_one_line_in_train_and_init_from(trained, tmp_
     import shutil
 
     run_dir = tmp_path / "copy"
-    shutil.copytree(trained["run_dir"], run_dir)
+    shutil.copytree(trained.run_dir, run_dir)
     (run_dir / "results.json").write_text('{"test_accuracy": 0.5,')
     decay = json.dumps({"type": "exponential", "rate": 0.5, "every_epochs": 1})
     for args in (tiny_args(run_dir, "--epochs", "2", "--log-every", "3", "--set", f"lr_decay={decay}"),
@@ -335,10 +395,10 @@ def test_bf16_trains_without_nan(tmp_path):
 
     result = train_script.main(tiny_args(tmp_path / "bf16", "--epochs", "1", "--mixed-precision", "bf16",
                                          "--attention-examples", "1", *ONE_SHAPE))
-    assert result["model"].dtype_policy.name == "mixed_bfloat16"
+    assert result.model.dtype_policy.name == "mixed_bfloat16"
     assert keras.mixed_precision.global_policy().name == "float32"  # restored afterwards
-    loss = result["results"]["history"][0]["loss"]
-    assert math.isfinite(loss) and math.isfinite(result["results"]["history"][0]["val_loss"])
+    loss = result.results.history[0]["loss"]
+    assert math.isfinite(loss) and math.isfinite(result.results.history[0]["val_loss"])
 
 
 def test_mirrored_on_two_cpus_matches_one_device(tmp_path):
@@ -406,12 +466,12 @@ def test_a_resumed_run_equals_the_uninterrupted_one(tmp_path, monkeypatch):
     # Shuffled, bucketed, with the preset's dropout: the data order and the dropout masks of epoch 3 must
     # not depend on whether the process that trains it also trained epochs 1 and 2.
     common = ["--epochs", "3", "--attention-examples", "0", "--log-every", "0", *ONE_SHAPE]
-    assert zoo.get_preset(MODEL)["model"]["dropout"] > 0
+    assert zoo.get_preset(MODEL).model.dropout > 0
     traces = []  # Python runs a step's code only while tf.function traces it
     keras_train_step = NLIModel.train_step
     with monkeypatch.context() as patch:
         patch.setattr(NLIModel, "train_step", lambda self, data: traces.append(1) or keras_train_step(self, data))
-        whole = train_script.main(tiny_args(tmp_path / "whole", *common))["results"]["history"]
+        whole = train_script.main(tiny_args(tmp_path / "whole", *common)).results.history
     # one batch shape, one trace: the optimizer's moments exist before the first step (else Keras traces twice)
     assert len(traces) == 1, traces
 
@@ -427,7 +487,7 @@ def test_a_resumed_run_equals_the_uninterrupted_one(tmp_path, monkeypatch):
         train_script.main(tiny_args(tmp_path / "resumed", *common))
     monkeypatch.undo()
     assert not (tmp_path / "resumed" / "results.json").exists()
-    resumed = train_script.main(tiny_args(tmp_path / "resumed", *common))["results"]["history"]
+    resumed = train_script.main(tiny_args(tmp_path / "resumed", *common)).results.history
     assert [e["epoch"] for e in resumed] == [e["epoch"] for e in whole] == [1, 2, 3]
     for a, b in zip(whole, resumed):
         for key in ("loss", "accuracy", "val_loss", "val_accuracy"):

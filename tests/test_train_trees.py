@@ -55,10 +55,10 @@ def test_him_combines_two_runs_and_reports_each_member(members):
     him = train_script.main(["--model", "him", "--members", str(root / "esim"), str(root / "tree"),
                              "--dataset", "snli_sample", "--max-eval-examples", "32",
                              "--run-dir", str(root / "him")])
-    test = him["results"]["test"]
+    test = him.results.test
     # Each member, inside the ensemble, scores exactly what its own run scored.
-    assert test["members"]["esim"]["accuracy"] == esim["results"]["test"]["accuracy"]
-    assert test["members"]["tree"]["accuracy"] == tree["results"]["test"]["accuracy"]
+    assert test["members"]["esim"]["accuracy"] == esim.results.test["accuracy"]
+    assert test["members"]["tree"]["accuracy"] == tree.results.test["accuracy"]
     # The ensemble's probabilities are the mean of the members' (Chen et al. §3.3).
     run = zoo.load(root / "him")
     assert run.settings.model["trees"] == "complete"

@@ -1,6 +1,12 @@
 """nli-zoo: the attention-LSTM models of natural language inference, from data to a served model."""
 
+import logging
+
 from zoo.registry import create_model, get_preset, list_models, register_model
+
+# The zoo speaks through `logging` (a logger per module under "zoo"), and stays silent in an application that
+# configures no logging; the command lines print its messages (zoo.commands.messages).
+logging.getLogger("zoo").addHandler(logging.NullHandler())
 
 __all__ = ["create_model", "get_preset", "list_models", "register_model", "load", "from_preset"]
 

@@ -16,7 +16,7 @@ class TrainError(UserError):
 class ConfigError(TrainError, ValueError):
     """A run configuration that cannot be right (an unknown setting, a value of the wrong kind or range).
 
-    A `ValueError` as well, so that code catching the errors of `apply_overrides` catches it too.
+    A `ValueError` as well, so that code catching a `ValueError` (an unknown model's) catches it too.
     """
 
 

@@ -5,7 +5,7 @@ Example:
 import zoo
 zoo.list_models("rocktaschel*")
 model = zoo.create_model("rocktaschel_wbw", vocabulary_size=1000, embedding_dim=50)
-zoo.get_preset("rocktaschel_wbw")["train"]["learning_rate"]
+zoo.get_preset("rocktaschel_wbw").train.learning_rate
 ```
 Names, presets and specs are answered from the model files' source (`zoo.catalog`, which reads their
 `@register_model(...)` decorators) without importing the files, which import Keras; `create_model` and a
@@ -14,10 +14,12 @@ listed with them.
 """
 
 import copy
+import dataclasses
 import fnmatch
 import functools
 
 from zoo.catalog import read_catalog
+from zoo.constants import EMBEDDING_DIM
 from zoo.layers.serializable import KERAS_PACKAGE, serializable  # noqa: F401 (re-exported)
 from zoo.quiet import import_backend
 from zoo.settings import DataSettings, RunSettings, TrainSettings, tunable_words_for
@@ -137,49 +139,35 @@ def get_spec(name):
 
 
 def get_preset(name):
-    """A copy of the preset of `name`: `{"model": {...}, "train": {...}, "data": {...}}`."""
-    return copy.deepcopy(_spec(name).preset)
+    """The paper preset of `name`, typed (`zoo.settings.RunSettings`: `.model` the constructor arguments, a
+    copy; `.train`, `.data`); `.to_json()` is the `{"model", "train", "data"}` dict, `.with_overrides({...})`
+    applies `--set` settings."""
+    settings = _spec(name).settings
+    return dataclasses.replace(settings, model=copy.deepcopy(settings.model))
 
 
-def apply_overrides(preset, overrides):
-    """Returns a copy of `preset` with `overrides` (`{key: value}`) applied to the section that has each key.
-
-    Raises:
-        ValueError: naming a key that no section has.
-    """
-    preset = copy.deepcopy(preset)
-    for key, value in overrides.items():
-        sections = [s for s in ("model", "train", "data") if key in preset[s]]
-        if not sections:
-            known = sorted(k for s in preset.values() for k in s)
-            raise ValueError(f"unknown setting {key!r}; settings of this model: {', '.join(known)}")
-        for section in sections:
-            preset[section][key] = value
-    return preset
-
-
-def create_model(name, vocabulary_size, embedding_dim=300, tunable_words=None, num_tunable=0,
+def create_model(name, vocabulary_size, embedding_dim=EMBEDDING_DIM, tunable_words=None, num_tunable=0,
                  build=True, **overrides):
     """Builds the registered model `name` with its paper preset and `overrides` of model settings.
 
     Args:
         name: a name from `list_models()`.
         vocabulary_size: number of token ids.
-        embedding_dim: word vector size (the papers: 300).
+        embedding_dim: word vector size (the papers': `zoo.constants.EMBEDDING_DIM`).
         tunable_words: `"all"`, `"none"` or `"oov"`; defaults to the paper's choice for the preset's OOV strategy.
         num_tunable: with `"oov"`, the number of tunable rows.
         build: call the model once on a tiny batch so that its weights exist.
         **overrides: constructor arguments replacing the preset's.
     """
     spec = _spec(name)
-    kwargs = dict(spec.preset["model"])
+    kwargs = dict(spec.settings.model)
     unknown = set(overrides) - set(kwargs) - {"num_classes", "name"}
     if unknown:
         raise ValueError(f"unknown argument(s) {sorted(unknown)} for model {name!r}; "
                          f"its settings: {', '.join(sorted(kwargs))}")
     kwargs.update(overrides)
     if tunable_words is None:
-        tunable_words = tunable_words_for(spec.preset["data"]["oov"])
+        tunable_words = tunable_words_for(spec.settings.data.oov)
     model = spec.model_class(vocabulary_size=vocabulary_size, embedding_dim=embedding_dim,
                              tunable_words=tunable_words, num_tunable=num_tunable, **kwargs)
     if build:

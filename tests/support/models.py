@@ -18,7 +18,7 @@ SMALL = {"hidden_size": 16, "operator_size": 32}  # small sizes keep the suite f
 
 def small_overrides(name):
     """Constructor overrides that shrink a model for tests (only keys its preset has)."""
-    preset = zoo.get_preset(name)["model"]
+    preset = zoo.get_preset(name).model
     return {k: v for k, v in SMALL.items() if k in preset}
 
 
@@ -160,7 +160,7 @@ def overfit_accuracy(name, pairs, labels, epochs=60, learning_rate=1e-2, **extra
                 self.final = accuracy(self.model)
                 self.model.stop_training = self.final >= 0.99
 
-    overrides = {"dropout": 0.0} if "dropout" in zoo.get_preset(name)["model"] else {}
+    overrides = {"dropout": 0.0} if "dropout" in zoo.get_preset(name).model else {}
     model = make_model(name, **{**overrides, **extra})
     model.compile(optimizer=keras.optimizers.Adam(learning_rate),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
@@ -191,7 +191,7 @@ def build_training_state(model, pairs, labels):
 def shallow(name):
     """Overrides keeping the tree-LSTMs' level loops short: 6 levels cover every tree over the test
     batches' at most 7 words (the syntactic preset computes 48 over given parses)."""
-    return {"max_depth": 6} if "max_depth" in zoo.get_preset(name)["model"] else {}
+    return {"max_depth": 6} if "max_depth" in zoo.get_preset(name).model else {}
 
 
 def frozen_word_setup(name, num_tunable=5, run_eagerly=True):

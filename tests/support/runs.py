@@ -22,6 +22,7 @@ from zoo.data.vocab import Vocabulary
 from zoo.fileio import faults as fileio_faults
 from zoo.runs import faults, layout
 from zoo.runs.record import save_record
+from zoo.runs.results import RunResults
 from zoo.training.config import RunConfig
 from zoo.training.untrained import new_record, write_untrained_run
 
@@ -54,7 +55,7 @@ def make_run(run_dir, model_name, embedding_dim=8, seed=0, **options):
     Returns:
         `run_dir`.
     """
-    small = {k: v for k, v in SMALL.items() if k in zoo.get_preset(model_name)["model"]}
+    small = {k: v for k, v in SMALL.items() if k in zoo.get_preset(model_name).model}
     config = RunConfig.create(model=model_name, dataset="snli_sample", embeddings="none",
                               embedding_dim=embedding_dim, seed=seed, run_dir=str(run_dir),
                               overrides={**small, **options.pop("overrides", {})}, **options)
@@ -79,8 +80,9 @@ def write_record(run_dir, model_name, seed=0, **options):
 
 def write_results(run_dir, results):
     """Writes a run's results.json as training does (`zoo.runs.layout.write_results`: sealed by the run's
-    manifest), for tests whose runs are finished without training."""
-    layout.write_results(str(run_dir), results)
+    manifest), for tests whose runs are finished without training (`results`: the file's content, checked as
+    `RunResults.from_json` reads it)."""
+    layout.write_results(str(run_dir), RunResults.from_json(results))
 
 
 def finished_run(run_dir, model_name, dev=0.4375, test=0.40625, **options):

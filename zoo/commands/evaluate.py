@@ -133,8 +133,6 @@ def build_parser(prog="evaluate.py"):
     parser.add_argument("--output", default=None, type=REPORT,
                         help="the JSON file to write, or a folder to write it into under its default name "
                              "(default RUN/evaluations/NAME.json, beside the run or the SavedModel)")
-    parser.add_argument("--quiet", action="store_true",
-                        help="no progress output (default: a progress bar on a terminal, one line otherwise)")
     add_diagnostics_options(parser)
     return parser
 
@@ -307,16 +305,16 @@ def diagnose(request, predictor, base, results, report):
     if request.diagnostics.suite is None:
         return None
     try:
-        run_results = (predictor.run.results or {}) if request.run_dir else {}
+        run_results = predictor.run.results if request.run_dir else None
     except CorruptFileError as error:
         raise EvaluateError(str(error)) from None
     test_accuracy = None
     if report is not None and report["roles"].get("test") in results:
         test_accuracy = results[report["roles"]["test"]]["accuracy"]
     elif request.run_dir:
-        test_accuracy = run_results.get("test_accuracy")
+        test_accuracy = run_results.test_accuracy if run_results is not None else None
     logdir = os.path.join(request.run_dir, "logs") if request.run_dir else None
-    step = len(run_results.get("history", [])) if request.run_dir else 0
+    step = len(run_results.history) if run_results is not None else 0
     try:
         return run_diagnostics(request.diagnostics, predictor, os.path.join(base, "evaluations"), logdir,
                                test_accuracy, step=step)

@@ -33,7 +33,7 @@ def main(argv=None, prog="nli-zoo models"):
         spec = get_spec(args.name)
         shown = {"name": args.name, "class": spec.class_name, "paper": spec.paper,
                  "paper_parameters": spec.paper_params, "attention": list(spec.attention),
-                 "preset": get_preset(args.name)}
+                 "preset": get_preset(args.name).to_json()}
         print(json.dumps(shown, indent=2))
         return shown
     if not names:

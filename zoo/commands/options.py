@@ -16,7 +16,8 @@ def add_corpus_options(parser):
 
 def add_train_options(parser, vectors):
     """The options of `nli-zoo train` that a command training several runs passes on to each (sweep,
-    reproduce), checked as train checks them; `vectors`: what `--embeddings` defaults to."""
+    reproduce), checked as train checks them; `vectors`: what `--embeddings` defaults to. (`--verbose N`, Keras's
+    fit verbosity, comes with the parser: `CommandParser(fit_verbosity=True)`.)"""
     parser.add_argument("--dataset", default=None, help="as nli-zoo train (default snli)")
     parser.add_argument("--data-dir", default=None, type=PATH_TO_READ, help="as nli-zoo train: a corpus on disk")
     parser.add_argument("--embeddings", default=None, help=f"as nli-zoo train (default: {vectors})")
@@ -25,7 +26,6 @@ def add_train_options(parser, vectors):
     parser.add_argument("--batch-size", type=BATCH_SIZE, default=None, help="as nli-zoo train")
     parser.add_argument("--max-train-examples", type=COUNT, default=None, help="as nli-zoo train")
     parser.add_argument("--max-eval-examples", type=COUNT, default=None, help="as nli-zoo train")
-    parser.add_argument("--verbose", type=int, choices=(0, 1, 2), default=None, help="as nli-zoo train")
 
 
 def add_diagnostics_options(parser):

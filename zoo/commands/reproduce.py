@@ -32,9 +32,10 @@ from zoo.reproduction.tables import load_paper, paper_keys
 def build_parser(prog="nli-zoo reproduce"):
     """The `nli-zoo reproduce` argument parser."""
     parser = CommandParser(
-        prog=prog, description="Train a paper's rows (its models and ablation settings) over seeds and print its "
-                               "table with the measured columns, intervals and its claims as paired tests; "
-                               "rerun the same command to resume.")
+        prog=prog, fit_verbosity=True,
+        description="Train a paper's rows (its models and ablation settings) over seeds and print its "
+                    "table with the measured columns, intervals and its claims as paired tests; "
+                    "rerun the same command to resume.")
     parser.add_argument("paper", nargs="?", default=None, help=f"the paper: {', '.join(paper_keys())}")
     parser.add_argument("--list", action="store_true", help="list the papers and their rows (with PAPER: its rows, "
                                                             "reported figures and claims) and stop")

@@ -28,8 +28,9 @@ from zoo.quiet import import_tensorflow
 def build_parser(prog="nli-zoo sweep"):
     """The `nli-zoo sweep` argument parser."""
     parser = CommandParser(
-        prog=prog, description="Train models x seeds x settings (a grid), or a random or Bayesian search, each "
-                               "trial an ordinary run directory; rerun the same command to resume.")
+        prog=prog, fit_verbosity=True,
+        description="Train models x seeds x settings (a grid), or a random or Bayesian search, each "
+                    "trial an ordinary run directory; rerun the same command to resume.")
     parser.add_argument("spec", nargs="?", default=None,
                         help="a sweep spec file (.json, or .yaml/.yml) with the entries below (models, seeds, set, "
                              "tune, search, max_trials, dataset, ...); flags given as well replace its entries")

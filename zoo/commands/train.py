@@ -3,18 +3,23 @@
 """
 
 import argparse
+import dataclasses
 import os
 import sys
 import warnings
 
 from zoo.commands.options import add_corpus_options
 from zoo.commands.parsing import (BATCH_SIZE, COUNT, COUNT_OR_ZERO, FOLDER_TO_READ, FOLDER_TO_WRITE, PATH_TO_READ,
-                                  SECONDS, SEED, CommandParser, guarded)
+                                  MESSAGE_OPTIONS, SECONDS, SEED, CommandParser, guarded)
+from zoo.constants import EMBEDDING_DIM
 from zoo.errors import TrainError, TrainInterrupted
 from zoo.quiet import import_tensorflow
 from zoo.runs.evaluation import chance_note
 from zoo.training import compile_cache
-from zoo.training.config import MIXED_PRECISION, STRATEGIES, RunConfig
+from zoo.training.config import ATTENTION_SCALES, MIXED_PRECISION, STRATEGIES, RunConfig
+
+# The flags' defaults are `RunConfig`'s (one default per setting).
+DEFAULTS = {field.name: field.default for field in dataclasses.fields(RunConfig)}
 
 
 def build_parser(prog="train.py"):
@@ -24,11 +29,11 @@ def build_parser(prog="train.py"):
         an `argparse.ArgumentParser`.
     """
     parser = CommandParser(
-        prog=prog,
+        prog=prog, fit_verbosity=True,
         description="Train an nli-zoo model on SNLI with its paper preset. Rerun the same command to "
                     "resume an interrupted run.")
     parser.add_argument("--model", required=True, help="registered model name (see zoo.list_models())")
-    parser.add_argument("--dataset", default="snli",
+    parser.add_argument("--dataset", default=DEFAULTS["dataset"],
                         help="'snli' or 'multi_nli' (tensorflow-datasets), or 'snli_sample' (shipped rows); "
                              "default snli")
     parser.add_argument("--data-dir", default=None, type=PATH_TO_READ,
@@ -47,7 +52,7 @@ def build_parser(prog="train.py"):
                              "fasttext-crawl-300d-2m; a vector file (.txt/.vec/.gz/.zip, word2vec .bin/.bin.gz); "
                              "or 'none' (random vectors, all trainable)")
     parser.add_argument("--embedding-dim", type=COUNT, default=None,
-                        help="word vector size with --embeddings none (default 300, as in the papers)")
+                        help=f"word vector size with --embeddings none (default {EMBEDDING_DIM}, as in the papers)")
     parser.add_argument("--epochs", type=COUNT, default=None, help="shortcut for --set epochs=N")
     parser.add_argument("--batch-size", type=BATCH_SIZE, default=None, help="shortcut for --set batch_size=B")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -67,7 +72,7 @@ def build_parser(prog="train.py"):
     parser.add_argument("--overwrite", action="store_true",
                         help="delete an existing run directory whose settings differ (or that finished) "
                              "and train from scratch")
-    parser.add_argument("--strategy", choices=STRATEGIES, default="auto",
+    parser.add_argument("--strategy", choices=STRATEGIES, default=DEFAULTS["strategy"],
                         help="distribution strategy; auto = mirrored over all GPUs when more than one "
                              "is visible, else the default strategy")
     parser.add_argument("--cluster-timeout", type=SECONDS, default=None, metavar="SECONDS",
@@ -75,23 +80,23 @@ def build_parser(prog="train.py"):
                              "all up within SECONDS (default 300; 0 waits forever)")
     parser.add_argument("--mixed-precision", choices=sorted(MIXED_PRECISION), default=None,
                         help="mixed precision policy: bf16 (mixed_bfloat16) or fp16 (mixed_float16)")
-    parser.add_argument("--jit-compile", choices=("auto", "true", "false"), default="auto",
+    parser.add_argument("--jit-compile", choices=("auto", "true", "false"), default=DEFAULTS["jit_compile"],
                         type=str.lower, help="XLA compilation of the training step: auto (Keras decides: XLA on "
                         "GPU/TPU unless an LSTM runs on cuDNN or a distribution strategy is used; see "
                         "docs/hardware.md), true (LSTMs switch from cuDNN to XLA loops) or false")
     parser.add_argument("--compile-cache", default=None, metavar="DIR",
                         help="persistent XLA compilation cache, so that a rerun pays no compilation "
                              "(default $NLI_ZOO_CACHE/xla, i.e. ~/.cache/nli-zoo/xla; 'none': off)")
-    parser.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", type=SEED, default=DEFAULTS["seed"], help=f"random seed (default {DEFAULTS['seed']})")
     parser.add_argument("--log-every", type=COUNT_OR_ZERO, default=None,
                         help="write batch-level TensorBoard scalars every N steps (0 = per epoch only; default: "
                              "about 20 points per epoch)")
-    parser.add_argument("--attention-examples", type=COUNT_OR_ZERO, default=3,
+    parser.add_argument("--attention-examples", type=COUNT_OR_ZERO, default=DEFAULTS["attention_examples"],
                         help="number of fixed dev pairs whose attention is drawn (0 = none)")
     parser.add_argument("--images-every", type=COUNT_OR_ZERO, default=argparse.SUPPRESS, metavar="N",
                         help="draw the attention and confusion images after every Nth epoch and after the last "
-                             "(0: never; default 5)")
-    parser.add_argument("--attention-scale", choices=("relative", "absolute"), default="relative",
+                             f"(0: never; default {DEFAULTS['images_every']})")
+    parser.add_argument("--attention-scale", choices=ATTENTION_SCALES, default=DEFAULTS["attention_scale"],
                         help="colours of the attention images: relative (default: each map over its own range, "
                              "with a colour bar) or absolute (the papers' grey scale, white 0 to black 1)")
     parser.add_argument("--max-train-examples", type=COUNT, default=None,
@@ -101,26 +106,24 @@ def build_parser(prog="train.py"):
     parser.add_argument("--no-bucket", action="store_true",
                         help="batch pairs in data order instead of bucketing them by length")
     parser.add_argument("--no-shuffle", action="store_true", help="do not shuffle the training set")
-    parser.add_argument("--verbose", type=int, choices=(0, 1, 2), default=None,
-                        help="Keras fit verbosity: 0 silent, 1 progress bar, 2 one line per epoch (default: 1 on "
-                             "a terminal, 2 when the output goes to a file or pipe)")
     # Development and test hooks, hidden from --help.
     parser.add_argument("--cpu-devices", type=COUNT, default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--pause-after-epoch", type=SECONDS, default=0.0, help=argparse.SUPPRESS)
+    parser.add_argument("--pause-after-epoch", type=SECONDS, default=DEFAULTS["pause_after_epoch"],
+                        help=argparse.SUPPRESS)
     return parser
 
 
 def run_config(args):
     """The run's `RunConfig` from the parsed command line (validated: a `ConfigError` names the option)."""
-    return RunConfig.from_options(**vars(args))
+    return RunConfig.from_options(**{k: v for k, v in vars(args).items() if k not in MESSAGE_OPTIONS})
 
 
 def main(argv=None, prog="train.py"):
     """Runs `train.py` with `argv` (default `sys.argv[1:]`).
 
     Returns:
-        the dict of `zoo.training.trainer.train(config)`; on a user error, or a fault of the machine (a full or
-        read-only disk), prints one line to stderr and exits with status 2; Ctrl-C anywhere prints one line
+        the `TrainOutcome` of `zoo.training.trainer.train(config)`; on a user error, or a fault of the machine (a
+        full or read-only disk), prints one line to stderr and exits with status 2; Ctrl-C anywhere prints one line
         saying how to resume and exits with status 130.
     """
     args = build_parser(prog).parse_args(argv)
@@ -141,8 +144,7 @@ def train_command(args, prog):
         # tf.data datasets of unknown length end each epoch this way; Keras warns every epoch.
         warnings.filterwarnings("ignore", message="Your input ran out of data")
         trained = train(config)
-        results = trained.get("results") or {}
-        note = chance_note({"test": results.get("test_accuracy"), "dev": results.get("dev_accuracy")})
+        note = chance_note({"test": trained.results.test_accuracy, "dev": trained.results.dev_accuracy})
         if note:  # a first run on the shipped sample: say why the accuracy is what it is
             print(note, flush=True)
         return trained

@@ -72,14 +72,14 @@ def _group(number, label, members, resamples, seed, confidence, notes):
     kept = [c for c in correct if c is not None]
     test = members[0].test
     entry = {"number": number, "label": label, "model": members[0].model,
-             "runs": [{"run_dir": run.run_dir, "seed": run.seed, "test_accuracy": run.results.get("test_accuracy"),
-                       "dev_accuracy": run.results.get("dev_accuracy"), "best_epoch": run.results.get("best_epoch"),
-                       "epochs_run": run.results.get("epochs_run")} for run in members],
+             "runs": [{"run_dir": run.run_dir, "seed": run.seed, "test_accuracy": run.results.test_accuracy,
+                       "dev_accuracy": run.results.dev_accuracy, "best_epoch": run.results.best_epoch,
+                       "epochs_run": run.results.epochs_run} for run in members],
              "examples": test.get("examples"), "items": test.get("items")}
-    entry["test_accuracy"] = statistics.spread([run.results.get("test_accuracy") for run in members])
-    entry["dev_accuracy"] = statistics.spread([run.results.get("dev_accuracy") for run in members])
-    entry["best_epochs"] = [run.results.get("best_epoch") for run in members]
-    labels = members[0].results.get("labels") or list((test.get("per_class_accuracy") or {}).keys())
+    entry["test_accuracy"] = statistics.spread([run.results.test_accuracy for run in members])
+    entry["dev_accuracy"] = statistics.spread([run.results.dev_accuracy for run in members])
+    entry["best_epochs"] = [run.results.best_epoch for run in members]
+    labels = list(members[0].results.labels or ()) or list((test.get("per_class_accuracy") or {}).keys())
     entry["per_class"] = {name: statistics.spread([(run.test.get("per_class_accuracy") or {}).get(name)
                                                    for run in members]) for name in labels}
     if len(kept) != len(members):

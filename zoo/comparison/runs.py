@@ -13,7 +13,8 @@ from zoo.diagnostics.report import JSON_FILE as DIAGNOSTICS_FILE
 from zoo.errors import UserError
 from zoo.runs import layout
 from zoo.runs.manifest import check_run
-from zoo.runs.record import CONFIG_FILE, RESULTS_FILE, RunRecord, load_record, read_results
+from zoo.runs.record import CONFIG_FILE, RunRecord, load_record
+from zoo.runs.results import RESULTS_FILE, RunResults, read_results
 
 EVALUATIONS_DIR = "evaluations"  # RUN/evaluations: evaluate.py's reports, the diagnostics report among them
 # What makes two runs the same experiment but for the seed: config.json's identity entries, less the seed.
@@ -27,7 +28,7 @@ class ComparedRun:
 
     run_dir: str
     record: RunRecord
-    results: dict
+    results: RunResults
     diagnostics: dict = None
 
     @property
@@ -45,7 +46,7 @@ class ComparedRun:
 
     @property
     def test(self):
-        return self.results.get("test") or {}
+        return self.results.test
 
     def group_key(self):
         """The run's settings but its seed, as comparable text."""

@@ -340,11 +340,11 @@ def _range(key, value, where):
 
 
 def _preset_value(model, name):
-    preset = get_preset(model)
-    for section in ("model", "train", "data"):
-        if name in preset[section]:
-            return preset[section][name]
-    raise SpecError(f"unknown setting {name!r} for {model}")
+    try:
+        value = get_preset(model).value(name)
+    except KeyError:
+        raise SpecError(f"unknown setting {name!r} for {model}") from None
+    return value
 
 
 def _short(value):

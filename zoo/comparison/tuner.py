@@ -19,6 +19,7 @@ trials come from `GridOracle`; a search's from KerasTuner's `RandomSearchOracle`
 import contextlib
 import glob
 import json
+import logging
 import os
 import statistics
 import time
@@ -35,6 +36,8 @@ from zoo.comparison.spec import SpecError
 from zoo.errors import ConfigError, TrainError, UserError
 from zoo.training import train as train_run
 from zoo.errors import TrainInterrupted
+
+logger = logging.getLogger(__name__)
 
 SPEC_FILE = "sweep.json"
 TUNER_DIR = "tuner"
@@ -187,7 +190,7 @@ class SweepTuner(BaseTuner):
     Args:
         spec: the `SweepSpec`.
         directory: the sweep directory.
-        train: the training function, `train(**options) -> {"results": ...}`.
+        train: the training function, `train(**options) -> TrainOutcome` (its `results` read).
     """
 
     def __init__(self, spec, directory, train=train_run):
@@ -214,7 +217,7 @@ class SweepTuner(BaseTuner):
         values = self.codec.decode(trial.hyperparameters.values)
         dev, test = [], []
         for seed, options in self.run_names(trial.trial_id, values):
-            print(f"[sweep] trial {trial.trial_id}: {options['run_dir']}", flush=True)
+            logger.info(f"[sweep] trial {trial.trial_id}: {options['run_dir']}")
             try:
                 result = self.train(**options)
             except ConfigError as error:
@@ -226,8 +229,8 @@ class SweepTuner(BaseTuner):
                 raise FailedTrialError(f"{options['run_dir']}: {error}") from None
             finally:
                 keras.backend.clear_session()  # the next run starts from a clean Keras state
-            dev.append(result["results"]["dev_accuracy"])
-            test.append(result["results"]["test_accuracy"])
+            dev.append(result.results.dev_accuracy)
+            test.append(result.results.test_accuracy)
         metrics = {"dev_accuracy": statistics.fmean(dev), "test_accuracy": statistics.fmean(test)}
         self._metrics[trial.trial_id] = metrics  # a worker's trial object does not get the oracle's copy
         return metrics
@@ -238,7 +241,7 @@ class SweepTuner(BaseTuner):
     def on_trial_begin(self, trial):
         self._started[trial.trial_id] = time.time()
         shown = ", ".join(f"{k}={v}" for k, v in self.codec.decode(trial.hyperparameters.values).items())
-        print(f"[sweep] trial {trial.trial_id} (of {self.oracle.max_trials}): {shown}", flush=True)
+        logger.info(f"[sweep] trial {trial.trial_id} (of {self.oracle.max_trials}): {shown}")
 
     def on_trial_end(self, trial):
         super().on_trial_end(trial)
@@ -249,12 +252,12 @@ class SweepTuner(BaseTuner):
         if trial.status == TrialStatus.COMPLETED:
             metrics = self._metrics.pop(trial.trial_id)
             entry.update(metrics)
-            print(f"[sweep] trial {trial.trial_id} finished in {seconds:.0f} s: dev accuracy "
-                  f"{metrics['dev_accuracy']:.4f}, test accuracy {metrics['test_accuracy']:.4f}", flush=True)
+            logger.info(f"[sweep] trial {trial.trial_id} finished in {seconds:.0f} s: dev accuracy "
+                        f"{metrics['dev_accuracy']:.4f}, test accuracy {metrics['test_accuracy']:.4f}")
         else:
             entry["error"] = last_line(trial.message)
             where = os.path.join(self.project_dir, f"trial_{trial.trial_id}", "trial.json")
-            print(f"[sweep] trial {trial.trial_id} failed: {entry['error']} (the traceback: {where})", flush=True)
+            logger.warning(f"[sweep] trial {trial.trial_id} failed: {entry['error']} (the traceback: {where})")
         self.done.append(entry)
 
     def summary(self):
@@ -391,12 +394,12 @@ def run_sweep(spec, directory, train=train_run):
 def search(tuner, part):
     """`run_sweep` once the sweep directory is held and its state read."""
     if part == "chief":
-        print(f"[sweep] serving the oracle at {os.environ['KERASTUNER_ORACLE_IP']}:"
-              f"{os.environ['KERASTUNER_ORACLE_PORT']} until the workers have run every trial; start each worker "
-              "with the same command and its own KERASTUNER_TUNER_ID", flush=True)
+        logger.info(f"[sweep] serving the oracle at {os.environ['KERASTUNER_ORACLE_IP']}:"
+                    f"{os.environ['KERASTUNER_ORACLE_PORT']} until the workers have run every trial; start each worker "
+                    "with the same command and its own KERASTUNER_TUNER_ID")
     elif part == "worker":
-        print(f"[sweep] worker {os.environ['KERASTUNER_TUNER_ID']}: asking the oracle at "
-              f"{os.environ['KERASTUNER_ORACLE_IP']}:{os.environ['KERASTUNER_ORACLE_PORT']} for trials", flush=True)
+        logger.info(f"[sweep] worker {os.environ['KERASTUNER_TUNER_ID']}: asking the oracle at "
+                    f"{os.environ['KERASTUNER_ORACLE_IP']}:{os.environ['KERASTUNER_ORACLE_PORT']} for trials")
     # KerasTuner prints the traceback of every failed trial (`keras_tuner.src.config.DEBUG`, on by default; it
     # has no public switch): the sweep prints one line per failed trial instead, and the traceback stays in
     # its trial.json. Switched off for the search only.

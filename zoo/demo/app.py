@@ -19,8 +19,7 @@ the boxes, then `/predict`'s outputs for it.
 """
 
 import html
-import sys
-import traceback
+import logging
 
 import gradio as gr
 
@@ -30,6 +29,8 @@ from zoo.demo.display import describe_map, heatmaps, is_over_tree_nodes, tree_dr
 from zoo.runs.alignment import near_uniform
 from zoo.runs.evaluation import CHANCE, near_chance
 from zoo.runs.predictor import describe_score
+
+logger = logging.getLogger(__name__)
 
 # Longest sentence the page takes (in words): SNLI's longest premise has 82 tokens; a heatmap of
 # hundreds of columns is unreadable, and the models were trained on short sentences.
@@ -128,7 +129,7 @@ class Demo:
         for model in self.models:
             cut = model.cut_note(premise, hypothesis)  # as the commands say it (a toast on the page, a line here)
             if cut:
-                print(f"[demo] {cut}", file=sys.stderr, flush=True)
+                logger.warning(f"[demo] {cut}")
                 gr.Warning(cut)
             parses = (premise_parse, hypothesis_parse) if model.reads_parse_trees else ("", "")
             try:
@@ -136,8 +137,7 @@ class Demo:
             except ValueError as error:  # a parse whose leaves are not the sentence's tokens, too deep a parse
                 raise gr.Error(f"{model.name}: {error}", print_exception=False) from None
             except Exception as error:  # noqa: BLE001 (the page shows one line; the terminal gets it whole)
-                print(f"[demo] {model.name} failed on {premise!r} / {hypothesis!r}:", file=sys.stderr)
-                traceback.print_exc()
+                logger.error(f"[demo] {model.name} failed on {premise!r} / {hypothesis!r}:", exc_info=True)
                 raise gr.Error(f"{model.name} failed: {type(error).__name__}: {error}", print_exception=False) \
                     from None
             images = [image for image, _ in heatmaps(explanation, model.name)]

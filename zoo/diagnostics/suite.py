@@ -1,6 +1,7 @@
 """`run_suite`: every diagnostic set given, read first (a malformed file stops before any prediction), then
 scored, printed, written (`diagnostics.json`, one PNG per set) and logged to TensorBoard."""
 
+import logging
 import os
 
 from zoo.data.corpora import by_role, load_corpus
@@ -8,6 +9,8 @@ from zoo.diagnostics import report as reporting
 from zoo.diagnostics import sets as diagnostic_sets
 from zoo.diagnostics.artifacts import run_artifacts
 from zoo.diagnostics.behaviour import DEFAULT_SIZE, run_behaviour
+
+logger = logging.getLogger(__name__)
 
 # The sets in report order.
 SETS = ("breaking_nli", "hans", "snli_hard", "stress_tests", "anli", "behaviour", "artifacts")
@@ -117,7 +120,7 @@ def run_suite(predictor, sets, out_dir=None, logdir=None, test_accuracy=None, st
                                     hypothesis_only=data["hypothesis_only"], batch_size=batch_size,
                                     test_source=data["test_source"], train_source=data["train_source"], **extra)
         report["sets"][name] = section
-    print(reporting.format_report(report), flush=True)
+    logger.info(reporting.format_report(report))
     if out_dir is not None:
         report["files"]["charts"] = reporting.write_charts(report, out_dir)
         report["files"]["json"] = os.path.join(out_dir, reporting.JSON_FILE)
@@ -125,5 +128,5 @@ def run_suite(predictor, sets, out_dir=None, logdir=None, test_accuracy=None, st
         report["files"]["tensorboard"] = reporting.write_scalars(report, logdir, step)
     if out_dir is not None:
         reporting.write_json(report, out_dir)
-        print(f"[diagnostics] written to {report['files']['json']}", flush=True)
+        logger.info(f"[diagnostics] written to {report['files']['json']}")
     return report

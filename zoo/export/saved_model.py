@@ -36,6 +36,7 @@ path = export_saved_model(zoo.load("runs/rocktaschel_wbw"), "models/rocktaschel_
 ```
 """
 
+import logging
 import os
 import sys
 
@@ -54,6 +55,8 @@ from zoo.layers.tree_lstm import complete_tree
 from zoo.quiet import quieted
 from zoo.runs.datasets import length_grid
 from zoo.runs.layout import VOCAB_FILE
+
+logger = logging.getLogger(__name__)
 
 
 PARSE_INPUT_NAMES = ("premise_binary_parse", "hypothesis_binary_parse")
@@ -338,7 +341,7 @@ def export_saved_model(run, model_dir, version=None, serving_files=True, batch_s
         ExportError: existing version, a stable version that does not exist, too many warm-up requests, the
             run or the model folder in use.
     """
-    log = log or (lambda line: print(f"[export] {line}", flush=True))
+    log = log or (lambda line: logger.info(f"[export] {line}"))
     if version is not None and int(version) < 1:
         raise ExportError(f"--version must be a positive integer, got {version}")
     batch_sizes = tuple(sorted(set(int(b) for b in (batch_sizes or files.DEFAULT_BATCH_SIZES))))

@@ -8,6 +8,7 @@ import contextlib
 import datetime
 import errno
 import json
+import logging
 import os
 import secrets
 import shlex
@@ -15,6 +16,8 @@ import sys
 import time
 
 from zoo.fileio.atomic import host, pid_alive
+
+logger = logging.getLogger(__name__)
 
 try:
     import fcntl
@@ -106,6 +109,7 @@ class DirectoryLock:
                 continue
             self._write(fd)
             self._fd = fd
+            logger.debug(f"[lock] holding the lock of the {self.what} {self.directory} ({self.path})")
             return self
         raise LockedError(f"cannot take the lock {self.path}: it keeps changing (several processes competing "
                           f"for the {self.what}?); try again", {}, self.path)
@@ -122,6 +126,7 @@ class DirectoryLock:
             pass
         finally:
             os.close(fd)  # releases the flock after the file is gone: a waiter then sees no lock at all
+            logger.debug(f"[lock] released the lock of the {self.what} {self.directory}")
 
     def live_holder(self):
         """The record of the live process holding this lock now (not this object), or None: looked at without
@@ -217,8 +222,8 @@ class DirectoryLock:
                 return False
             self._write(fd)
             self._fd, keep = fd, True
-            print(f"[lock] took over the lock of the {self.what} {self.directory}: its holder "
-                  f"{describe_holder(holder)} no longer runs", file=sys.stderr, flush=True)
+            logger.warning(f"[lock] took over the lock of the {self.what} {self.directory}: its holder "
+                           f"{describe_holder(holder)} no longer runs")
             return True
         finally:
             if not keep:

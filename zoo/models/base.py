@@ -4,6 +4,7 @@ import numpy as np
 import keras
 from keras import ops
 
+from zoo.constants import EMBEDDING_DIM
 from zoo.layers.embedding import WordEmbedding
 from zoo.layers.masking import padding_mask
 from zoo.layers.loop_choice import check_request
@@ -31,7 +32,7 @@ class NLIModel(keras.Model):
     # Whether the model looks up its own word vectors (`self.embedding`); an ensemble's members do instead.
     embeds_words = True
 
-    def __init__(self, vocabulary_size, embedding_dim=300, tunable_words="all", num_tunable=0,
+    def __init__(self, vocabulary_size, embedding_dim=EMBEDDING_DIM, tunable_words="all", num_tunable=0,
                  num_classes=3, **kwargs):
         super().__init__(**kwargs)
         self.vocabulary_size = vocabulary_size

@@ -61,7 +61,7 @@ class LuoUnmatched(ESIM):
         Stanford CS224n report.
     """
 
-    def __init__(self, hidden_size=300, mlp_layers=3, dropout=0.5, bilinear=False, unmatched="none",
+    def __init__(self, hidden_size=300, mlp_layers=3, dropout=0.5, bilinear=True, unmatched="none",
                  **kwargs):
         super().__init__(hidden_size=hidden_size, mlp_layers=mlp_layers, dropout=dropout, **kwargs)
         if unmatched not in ("none", "append", "heuristics"):

@@ -66,8 +66,8 @@ def run_metadata(run):
     spec = get_spec(record.model)
 
     def scores(split):
-        entry = results.get(split) or {}
-        accuracy = results.get(f"{split}_accuracy", entry.get("accuracy"))
+        entry = getattr(results, split) or {}
+        accuracy = getattr(results, f"{split}_accuracy")
         return {"accuracy": accuracy, "examples": entry.get("examples"),
                 "per_class_accuracy": entry.get("per_class_accuracy")}
 
@@ -78,9 +78,9 @@ def run_metadata(run):
         "data": None if record.data is None else record.data.to_json(),
         "embeddings": {"source": record.embeddings, "dim": record.embedding_dim,
                        "tunable_words": record.tunable_words, "num_tunable": record.num_tunable,
-                       "coverage": (results.get("embeddings") or {}).get("coverage")},
+                       "coverage": results.coverage},
         "training": {"preset": record.settings.to_json(), "overrides": dict(record.overrides), "seed": record.seed,
-                     "epochs_run": results.get("epochs_run"), "best_epoch": results.get("best_epoch"),
+                     "epochs_run": results.epochs_run, "best_epoch": results.best_epoch,
                      "mixed_precision": record.mixed_precision,
                      "init_from": None if record.init_from is None else record.init_from.to_json()},
         "results": {"dev": scores("dev"), "test": scores("test")},

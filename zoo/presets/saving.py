@@ -18,11 +18,11 @@ Kill hook for tests: `NLI_ZOO_FAULT_AT=STEP` kills the process (SIGKILL) right a
 import contextlib
 import datetime
 import importlib.metadata
+import logging
 import os
 import re
 import secrets
 import shutil
-import sys
 
 import keras
 
@@ -34,6 +34,8 @@ from zoo.fileio.folders import exchange as _exchange  # the one atomic swap of t
 from zoo.presets import files
 from zoo.presets.card import model_card
 from zoo.presets.files import PresetError
+
+logger = logging.getLogger(__name__)
 
 FAULT_ENV = FAULT_VARIABLE
 # The steps of a preset write a kill can follow, in order (for the fault tests).
@@ -94,7 +96,7 @@ def repair_leftovers(out_dir, log=None):
         the number of leftovers handled.
     """
     parent, base = os.path.split(os.path.abspath(os.fspath(out_dir)))
-    log = log or (lambda line: print(f"[preset] {line}", file=sys.stderr, flush=True))
+    log = log or (lambda line: logger.info(f"[preset] {line}"))
     handled = 0
     aside = _aside_pattern(base)
     for name in sorted(os.listdir(parent)) if os.path.isdir(parent) else []:

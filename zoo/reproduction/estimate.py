@@ -10,6 +10,7 @@ epoch is estimated as the mean step time times the batches of an epoch: validati
 other callbacks are not counted, nor the first epoch's tracing.
 """
 
+import logging
 import os
 import platform
 import statistics
@@ -20,6 +21,8 @@ import numpy as np
 
 from zoo.reproduction.plan import SWEEPS_DIR
 from zoo.runs import layout
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_STEPS = 10
 
@@ -68,7 +71,7 @@ def estimate(spec, directory, steps=DEFAULT_STEPS):
             run_dir = spec.train_options({"unit": unit.name}, seed, sweep_dir)["run_dir"]
             runs.append([seed, run_dir, run_state(run_dir)])
         config = RunConfig.create(**spec.train_options({"unit": unit.name}, spec.seeds[0], sweep_dir))
-        print(f"[dry-run] {unit.name}: timing {steps} training steps", flush=True)
+        logger.info(f"[dry-run] {unit.name}: timing {steps} training steps")
         entry = {"unit": unit.name, "model": unit.model, "runs": runs, "batch_size": config.train.batch_size,
                  "epochs": config.train.epochs}
         entry.update(time_steps(config, steps, splits_cache, tokens_cache))

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 
+from zoo.constants import EMBEDDING_DIM
 from zoo.comparison.spec import SpecError, SweepSpec, entries_from_flags
 from zoo.reproduction.tables import PaperError, Unit
 
@@ -110,7 +111,7 @@ class ReproductionSpec(SweepSpec):
         name = f"{row.model}-of-{'+'.join(u.name for u in row.units())}-seed={seed}"
         from zoo.registry import get_preset
 
-        known = {key for section in get_preset(row.model).values() for key in section}
+        known = get_preset(row.model).names()
         options = dict(self.train, model=row.model, seed=seed, members=tuple(self.member_runs(row, directory, seed)),
                        overrides={key: value[0] for key, value in self.settings.items() if key in known},
                        run_dir=os.path.join(directory, RUNS_DIR, name))
@@ -222,18 +223,17 @@ def departures(paper, row, spec):
             found.append((f"--{cap.replace('_', '-')}", str(train[cap]), "all"))
     models = [unit.model for unit in row.units()]
     presets = [get_preset(model) for model in models]
-    wanted = presets[0]["data"]["embeddings"]
+    wanted = presets[0].data.embeddings
     vectors = train.get("embeddings") or wanted
     if vectors != wanted:
-        shown = vectors + (f" ({train.get('embedding_dim') or 300}-d, random)" if vectors == "none" else "")
+        shown = vectors + (f" ({train.get('embedding_dim') or EMBEDDING_DIM}-d, random)" if vectors == "none" else "")
         found.append(("word vectors", shown, wanted))
     changed = {key: value[0] for key, value in spec.settings.items()}
     changed.update({key: train[key] for key in ("epochs", "batch_size") if train.get(key) is not None})
     for key, value in changed.items():
         name, _, entry = key.partition(".")
         for preset in presets:
-            section = next((s for s in ("model", "train", "data") if name in preset[s]), None)
-            original = preset[section][name] if section else None
+            original = preset.value(name) if name in preset.names() else None
             if entry and isinstance(original, dict):
                 original = original.get(entry)
             if original != value:

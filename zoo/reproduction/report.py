@@ -95,7 +95,7 @@ def _row(paper, row, spec, selected, runs, group, results, failures):
     measured = {"test": _percent(accuracy["mean"]), "test_std": _percent(accuracy["std"]),
                 "test_interval": [_percent(v) for v in accuracy["interval"]] if accuracy.get("interval") else None,
                 "dev": _percent(group["dev_accuracy"]["mean"]), "train": _percent(_train_accuracy(finished)),
-                "params": (finished[0].get("parameters") or {}).get("without_embeddings")}
+                "params": (finished[0].parameters or {}).get("without_embeddings")}
     entry["measured"] = measured
     reported = row.reported.get("test")
     entry["difference"] = None if reported is None or measured["test"] is None else measured["test"] - reported
@@ -118,7 +118,7 @@ def _train_accuracy(finished):
     running mean over the epoch, dropout on), or None (an ensemble has no training epochs)."""
     values = []
     for results in finished:
-        chosen = [e for e in results.get("history") or [] if e.get("epoch") == results.get("best_epoch")]
+        chosen = [e for e in results.history if e.get("epoch") == results.best_epoch]
         if chosen and chosen[0].get("accuracy") is not None:
             values.append(chosen[0]["accuracy"])
     return float(np.mean(values)) if values else None

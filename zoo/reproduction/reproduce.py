@@ -16,6 +16,7 @@ result["report"]["claims"][0]["verdict"]          # "held", "not held" or "not r
 ```
 """
 
+import logging
 import os
 
 import keras
@@ -27,6 +28,8 @@ from zoo.reproduction import report as reporting
 from zoo.reproduction.plan import REPORTS_DIR, SWEEPS_DIR, check_directory, check_runs
 from zoo.training import train as train_run
 from zoo.errors import TrainInterrupted
+
+logger = logging.getLogger(__name__)
 
 
 def reproduce(paper, rows, spec, directory, train=train_run, resamples=statistics.RESAMPLES, seed=0, out=None,
@@ -52,8 +55,8 @@ def reproduce(paper, rows, spec, directory, train=train_run, resamples=statistic
     sweep_dir = os.path.join(directory, SWEEPS_DIR, spec.sweep_name(paper.key))
     spec.check(sweep_dir)  # every run's settings, as nli-zoo train checks them
     check_runs(spec, sweep_dir)
-    print(f"[reproduce] {paper.key}: rows {', '.join(r.id for r in rows)}; {len(spec.units)} unit(s) x "
-          f"{len(spec.seeds)} seed(s); the sweep: {sweep_dir}", flush=True)
+    logger.info(f"[reproduce] {paper.key}: rows {', '.join(r.id for r in rows)}; {len(spec.units)} unit(s) x "
+                f"{len(spec.seeds)} seed(s); the sweep: {sweep_dir}")
     summary = run_sweep(spec, sweep_dir, train=train)
     result = {"role": summary["role"], "trials": summary["trials"], "sweep_dir": sweep_dir}
     if summary["role"] == "worker":
@@ -82,7 +85,7 @@ def combine(spec, row, directory, train, failures):
         if os.path.exists(os.path.join(options["run_dir"], "results.json")):
             continue
         options["overwrite"] = os.path.exists(options["run_dir"])  # a combination a kill interrupted
-        print(f"[reproduce] row {row.id}, seed {seed}: combining {' and '.join(members)}", flush=True)
+        logger.info(f"[reproduce] row {row.id}, seed {seed}: combining {' and '.join(members)}")
         try:
             train(**options)
         except ConfigError as error:

@@ -243,8 +243,8 @@ def structure_problems(paper):
             except (ValueError, ConfigError) as error:
                 problems.append(f"{where}: {unit.name}: {error}")
                 continue
-            if not row.cited and not row.members and preset["data"]["embeddings"] != paper.vectors["name"]:
-                problems.append(f"{where}: {unit.model}'s preset reads {preset['data']['embeddings']}, the paper "
+            if not row.cited and not row.members and preset.data.embeddings != paper.vectors["name"]:
+                problems.append(f"{where}: {unit.model}'s preset reads {preset.data.embeddings}, the paper "
                                 f"{paper.vectors['name']}")
     for claim in paper.claims:
         if claim.kind not in CLAIM_KINDS or claim.a not in ids or claim.b not in ids or claim.a == claim.b:

@@ -3,9 +3,10 @@
 Export, prediction, evaluation and presets read runs through this package; none of them imports the
 training loop (`zoo.training`), which sits above it and writes runs.
 
-- `record`: `RunRecord`, the run's `config.json` read back typed (the one module that reads and writes it),
-  and the shape of `results.json`.
-- `layout`: the run directory's files and what a rerun does with an existing directory.
+- `record`: `RunRecord`, the run's `config.json` read back typed (the one module that reads and writes it).
+- `results`: `RunResults`, the run's `results.json` read back typed (the one module that reads and writes it).
+- `fields`: the checks of those files' fields, each failure one line naming the file and the field.
+- `layout`: the run directory's files and what a rerun does with an existing directory (a `stages.RunStage`).
 - `state`: the run state in `backup/`, one generation per epoch committed by `state.json`.
 - `faults`: the kill -9 hook between write steps (`NLI_ZOO_FAULT_AT`) for the fault tests.
 - `run`: `Run` and `load_run` (`zoo.load(run_dir)`).

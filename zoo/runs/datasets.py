@@ -5,6 +5,7 @@ Training (`zoo.training`) and scoring a run (`zoo.runs.evaluation`) build their 
 evaluated on exactly the inputs it was trained on.
 """
 
+import logging
 import sys
 import time
 
@@ -13,6 +14,8 @@ import numpy as np
 from zoo.data.batching import LengthGrid
 from zoo.data.pipeline import make_dataset
 from zoo.data.tree_pipeline import make_tree_dataset
+
+logger = logging.getLogger(__name__)
 
 # Sentences from which tokenizing says what it does and how far it got (SNLI's 550k pairs take ~25 s).
 PROGRESS_FROM = 100_000
@@ -42,7 +45,7 @@ def tokenize_sentences(tokenizer, examples, what=None):
         tokens += tokenize(texts[start:start + PROGRESS_CHUNK])
         line = (f"[data] tokenizing {what + ' ' if what else ''}sentences: {len(tokens):,} of {len(texts):,} "
                 f"({time.time() - started:.0f} s)")
-        print(("\r" + line) if tty else line, end="" if tty and len(tokens) < len(texts) else "\n", flush=True)
+        logger.info(line, extra={"start": "\r" if tty else "", "end": "" if tty and len(tokens) < len(texts) else "\n"})
     return tokens
 
 
@@ -86,7 +89,7 @@ def length_notes(examples, tokenizer, data, what=None, tokens=None):
     if what is not None:
         line = describe_length_notes(notes)
         if line:
-            print(f"[data] {what}: {line}", flush=True)
+            logger.warning(f"[data] {what}: {line}")
     return notes
 
 
@@ -131,19 +134,18 @@ def make_model_batches(examples, vocab, tokenizer, settings, batch_size=None, sh
                   epoch=epoch)
     started = time.time()
     if len(examples) * 2 >= PROGRESS_FROM:
-        print(f"[data] encoding {report_trees + ' ' if report_trees else ''}pairs for tf.data ({len(examples):,}: "
-              "tokenize, look up ids, count the batches)", flush=True)
+        logger.info(f"[data] encoding {report_trees + ' ' if report_trees else ''}pairs for tf.data "
+                    f"({len(examples):,}: tokenize, look up ids, count the batches)")
     if settings.trees != "syntactic":
         dataset = make_dataset(examples, **common)
         if len(examples) * 2 >= PROGRESS_FROM:
-            print(f"[data] encoded in {time.time() - started:.0f} s: {int(dataset.cardinality()):,} batches",
-                  flush=True)
+            logger.info(f"[data] encoded in {time.time() - started:.0f} s: {int(dataset.cardinality()):,} batches")
         return dataset
     report = {}
     dataset = make_tree_dataset(examples, trees="syntactic", on_error="complete", max_depth=settings.max_depth,
                                 report=report, **common)
-    print(f"[trees] {report_trees or 'data'}: binary parses, {report['fallback_complete']} sentence(s) without "
-          f"a usable parse use complete trees; deepest tree {report['max_level']} level(s)", flush=True)
+    logger.warning(f"[trees] {report_trees or 'data'}: binary parses, {report['fallback_complete']} sentence(s) "
+                   f"without a usable parse use complete trees; deepest tree {report['max_level']} level(s)")
     return dataset
 
 

@@ -119,11 +119,11 @@ def scores(gold, predicted, labels=LABELS, genres=None):
 def evaluate_dataset(model, dataset, genres=None, verbose=0):
     """`scores` of a model on a dataset (and of each member of an ensemble, under `members`)."""
     gold, predicted = predict_labels(model, dataset, verbose=verbose)
-    results = scores(gold, predicted, genres=genres)
+    scored = scores(gold, predicted, genres=genres)
     if getattr(model, "member_names", None):
-        results["members"] = {name: scores(gold, member)
-                              for name, member in member_predictions(model, dataset).items()}
-    return results
+        scored["members"] = {name: scores(gold, member)
+                             for name, member in member_predictions(model, dataset).items()}
+    return scored
 
 
 def evaluate_examples(model, examples, vocab, tokenizer, settings, batch_size=None, verbose=0):
@@ -240,15 +240,17 @@ def format_scores(result, labels=LABELS, title=None):
 
 
 def format_results(results):
-    """A finished training run's results as a printable table."""
-    test = results["test"]
-    lines = [f"model {results['model']}: test accuracy {test['accuracy']:.4f} on {test['examples']} pairs, "
-             f"dev accuracy {results['dev']['accuracy']:.4f}, {results['epochs_run']} epoch(s)"]
+    """A finished training run's results (`zoo.runs.results.RunResults`) as a printable table."""
+    test, dev = results.test, results.dev or {}
+    dev_accuracy = "-" if results.dev_accuracy is None else format(results.dev_accuracy, ".4f")
+    lines = [f"model {results.model}: test accuracy {test['accuracy']:.4f} on {test.get('examples')} pairs, "
+             f"dev accuracy {dev_accuracy}, {results.epochs_run} epoch(s)"]
     lines += format_scores(test).splitlines()[1:]
     for name, member in test.get("members", {}).items():
         lines.append(f"member {name}: test accuracy {member['accuracy']:.4f}, "
-                     f"dev accuracy {results['dev']['members'][name]['accuracy']:.4f}")
-    params = results["parameters"]
-    lines.append(f"parameters: {params['total']} total, {params['trainable']} trainable, "
-                 f"{params['without_embeddings']} without word vectors")
+                     f"dev accuracy {dev['members'][name]['accuracy']:.4f}")
+    params = results.parameters
+    if params is not None:
+        lines.append(f"parameters: {params['total']} total, {params['trainable']} trainable, "
+                     f"{params['without_embeddings']} without word vectors")
     return "\n".join(lines)

@@ -15,11 +15,12 @@ RUN/
   evaluations/      # evaluate.py reports
   logs/             # TensorBoard
 ```
-This module reads and writes those files; `config.json` (the typed `RunRecord`) and the shape of `results.json`
-are read and written by `zoo.runs.record`.
+This module reads and writes those files; `config.json` (the typed `RunRecord`) is read and written by
+`zoo.runs.record`, `results.json` (the typed `RunResults`) by `zoo.runs.results`.
 """
 
 import dataclasses
+import logging
 import os
 import shutil
 
@@ -28,10 +29,13 @@ from zoo.errors import TrainError
 from zoo.runs.faults import fault_point
 from zoo.runs.manifest import (BACKUP_DIR, BEST_WEIGHTS_FILE, COVERED, HISTORY_FILE, MANIFEST_FILE, VOCAB_FILE,
                                check_run, recorded, seal)
-from zoo.runs.record import (CONFIG_FILE, CONFIG_REMEDY, RESULTS_FILE, RESULTS_REMEDY, load_record, read_results,
-                             save_record)
+from zoo.runs.record import CONFIG_FILE, CONFIG_REMEDY, load_record, save_record
+from zoo.runs.results import RESULTS_FILE, RESULTS_REMEDY, read_results, save_results
+from zoo.runs.stages import RunStage
 from zoo.runs.state import (RunState, RunStateError, generation, is_complete, remove_backup, weights_name,
                             weights_readable)
+
+logger = logging.getLogger(__name__)
 
 PREVIOUS_RESULTS_FILE = "results.previous.json"  # a finished run's results while it trains further
 LOGS_DIR = "logs"
@@ -118,10 +122,10 @@ def prepare_run_dir(run_dir, identity, epochs, overwrite=False):
         overwrite: delete an existing run whose settings differ (or that finished) and start again.
 
     Returns:
-        `"new"` (nothing to resume), `"resume"` (same settings, training unfinished: its state, or epoch
-        1 when nothing was committed) or `"evaluate"` (same settings, training finished but no results
-        yet) or `"finished"` (results exist) or `"extend"` (results exist, and more epochs than the run
-        trained are asked for: asked for explicitly, never inferred from a missing backup).
+        the `RunStage`: `NEW` (nothing to resume), `RESUME` (same settings, training unfinished: its state, or
+        epoch 1 when nothing was committed) or `EVALUATE` (same settings, training finished but no results
+        yet) or `FINISHED` (results exist) or `EXTEND` (results exist, and more epochs than the run trained
+        are asked for: asked for explicitly, never inferred from a missing backup).
 
     A run whose settings differ but that never committed an epoch (stopped in its first seconds, or by an
     error before its first epoch ended) holds nothing to lose: it is started again with the new settings,
@@ -149,40 +153,40 @@ def prepare_run_dir(run_dir, identity, epochs, overwrite=False):
                                    "choose another --run-dir or pass --overwrite")
         if os.path.isdir(run_dir) and overwrite:
             clear_run_dir(run_dir)
-        return "new"
+        return RunStage.NEW
     differences = config_differences(old.identity(), identity)
     finished = os.path.exists(os.path.join(run_dir, RESULTS_FILE))
     if differences and not overwrite and not finished and never_trained(run_dir):
-        print(f"[train] {run_dir} held a run with other settings ({'; '.join(differences)}) that never finished an "
-              "epoch: starting it again with these settings", flush=True)
+        logger.warning(f"[train] {run_dir} held a run with other settings ({'; '.join(differences)}) that never "
+                       "finished an epoch: starting it again with these settings")
         clear_run_dir(run_dir)
-        return "new"
+        return RunStage.NEW
     if differences or (finished and overwrite):
         if not overwrite:
             raise RunConflictError(
                 f"{run_dir} holds a run with other settings ({'; '.join(differences)}); rerun with the "
                 "same settings to resume, choose another --run-dir, or pass --overwrite to start again")
         clear_run_dir(run_dir)
-        return "new"
+        return RunStage.NEW
     if finished:
         results = read_results(run_dir)
         trained = old.settings.train.epochs
-        ran = len(results.get("history") or [])
+        ran = len(results.history)
         # A run that trained all its epochs and is asked for more trains further; one that stopped early
         # (its schedule or early stopping) would stop again, so it stays finished.
-        return "extend" if epochs > trained and ran >= trained else "finished"
+        return RunStage.EXTEND if epochs > trained and ran >= trained else RunStage.FINISHED
     state = RunState(os.path.join(run_dir, BACKUP_DIR)).load()  # the state decides; RunStateError if damaged
     if state.extension is not None and state.current is not None:
-        if extension_state(run_dir, state, epochs, old) == "finished":
-            return "finished"
+        if extension_state(run_dir, state, epochs, old) is RunStage.FINISHED:
+            return RunStage.FINISHED
     if state.current is not None:
-        return "evaluate" if is_complete(state.current, epochs) else "resume"
+        return RunStage.EVALUATE if is_complete(state.current, epochs) else RunStage.RESUME
     try:  # no state: a run before its first commit (trained from epoch 1), or one evaluated from history.json
         history = read_json(os.path.join(run_dir, HISTORY_FILE), {})
     except ValueError:
         history = {}
     finished_training = history.get("finished") and os.path.exists(os.path.join(run_dir, BEST_WEIGHTS_FILE))
-    return "evaluate" if finished_training and state.legacy is None else "resume"
+    return RunStage.EVALUATE if finished_training and state.legacy is None else RunStage.RESUME
 
 
 def never_trained(run_dir):
@@ -201,7 +205,7 @@ def never_trained(run_dir):
 
 
 def extension_state(run_dir, state, epochs, record):
-    """What a rerun asking for `epochs` does with a finished run being trained further: `"finished"` when no
+    """What a rerun asking for `epochs` does with a finished run being trained further: `FINISHED` when no
     epoch of the extension was trained and no more epochs than the finished run's are asked for (its
     results are put back: `results.previous.json` renamed, `config.json`'s epochs restored); else nothing
     (None), the extension resumes.
@@ -216,9 +220,9 @@ def extension_state(run_dir, state, epochs, record):
             settings = record.settings.replace(train={"epochs": start})  # the finished run's, as it was
             save_record(run_dir, dataclasses.replace(record, settings=settings))
             os.replace(os.path.join(run_dir, PREVIOUS_RESULTS_FILE), os.path.join(run_dir, RESULTS_FILE))
-            print(f"[train] {run_dir}: the training further to {target} epochs had not finished an epoch: its "
-                  f"{start}-epoch results are back in {RESULTS_FILE}", flush=True)
-            return "finished"
+            logger.warning(f"[train] {run_dir}: the training further to {target} epochs had not finished an epoch: its "
+                           f"{start}-epoch results are back in {RESULTS_FILE}")
+            return RunStage.FINISHED
         return None
     if epochs < target:
         raise RunConflictError(
@@ -257,14 +261,14 @@ def finished_run(run_dir, record=None):
                          "keeps no other copy of it: train the run again with --overwrite (the same command gives "
                          "the same results)")
     path = os.path.join(run_dir, HISTORY_FILE)
-    wanted = {"epochs": results.get("history", []), "finished": True}
+    wanted = {"epochs": results.history, "finished": True}
     try:
         whole = read_json(path) == wanted
     except ValueError:
         whole = False
     if not whole:
         write_json(path, wanted)
-        print(f"[train] {path} written again from {RESULTS_FILE}", flush=True)
+        logger.info(f"[train] {path} written again from {RESULTS_FILE}")
     try:
         listed = stopped or check_run(run_dir, [HISTORY_FILE], expected=record is not None and record.manifest)
     except fileio.ManifestError:
@@ -274,8 +278,7 @@ def finished_run(run_dir, record=None):
         fault_point("sealed")
     if stopped:
         finish(run_dir)
-        print(f"[train] removed what a stop after writing {RESULTS_FILE} left (backup/, {PREVIOUS_RESULTS_FILE})",
-              flush=True)
+        logger.info(f"[train] removed what a stop after writing {RESULTS_FILE} left (backup/, {PREVIOUS_RESULTS_FILE})")
     return results
 
 
@@ -296,15 +299,15 @@ def start_extension(run_dir, epochs):
     best_path = os.path.join(run_dir, BEST_WEIGHTS_FILE)
     # what it trains further from, as the finished run wrote it (history.json is written again below)
     check_run(run_dir, [CONFIG_FILE, BEST_WEIGHTS_FILE, RESULTS_FILE], expected=load_record(run_dir).manifest)
-    if results.get("best_epoch") is None or not weights_readable(best_path):
+    if results.best_epoch is None or not weights_readable(best_path):
         raise TrainError(f"{run_dir} cannot be trained further: its best weights ({best_path}) cannot be read; "
                          "train the run again with --overwrite and the new --epochs")
-    history = results.get("history", [])
+    history = results.history
     backup = os.path.join(run_dir, BACKUP_DIR)
     shutil.rmtree(backup, ignore_errors=True)  # a stale one, left by a stop after results.json
     state = RunState(backup)
     state.extension = {"from_epoch": len(history), "epochs": int(epochs)}
-    best = state.save_best_copy(best_path, results["best_epoch"])
+    best = state.save_best_copy(best_path, results.best_epoch)
     fault_point("extend:best")
     state.commit(generation(len(history), best["file"], history, best, optimizer=False, start="extension"))
     write_json(os.path.join(run_dir, HISTORY_FILE), {"epochs": history, "finished": False})
@@ -316,8 +319,9 @@ def start_extension(run_dir, epochs):
 
 
 def write_results(run_dir, results):
-    """Writes `results.json` and the manifest that seals it, then deletes what it supersedes (`finish`)."""
-    write_json(os.path.join(run_dir, RESULTS_FILE), results)
+    """Writes `results.json` (a `RunResults`) and the manifest that seals it, then deletes what it supersedes
+    (`finish`)."""
+    save_results(run_dir, results)
     fault_point("results")
     seal(run_dir)
     fault_point("sealed")
@@ -352,7 +356,7 @@ def restore_vocabulary(run_dir, vocab, record):
                                    "vectors changed since; put the run's vocab.txt back, or train the run again with "
                                    "--overwrite", path, VOCAB_FILE)
     os.replace(tmp, path)
-    print(f"[train] {path} rebuilt from the data (its SHA-256 is the one {MANIFEST_FILE} records)", flush=True)
+    logger.info(f"[train] {path} rebuilt from the data (its SHA-256 is the one {MANIFEST_FILE} records)")
 
 
 def commit_start(run_dir, model, source):
@@ -366,7 +370,7 @@ def commit_start(run_dir, model, source):
     save_weights(model, state.path(weights_name(0)))
     fault_point("weights", 0)
     state.commit(generation(0, weights_name(0), [], None, optimizer=False, start="init_from"))
-    print(f"[train] the weights of {source} are epoch 0 of {state.backup_dir}: a rerun starts from them", flush=True)
+    logger.info(f"[train] the weights of {source} are epoch 0 of {state.backup_dir}: a rerun starts from them")
 
 
 def current_generation(run_dir):

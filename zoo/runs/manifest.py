@@ -24,7 +24,8 @@ seal("runs/esim")                                                        # after
 import os
 
 from zoo import fileio
-from zoo.runs.record import CONFIG_FILE, CONFIG_REMEDY, RESULTS_FILE, RESULTS_REMEDY
+from zoo.runs.record import CONFIG_FILE, CONFIG_REMEDY
+from zoo.runs.results import RESULTS_FILE, RESULTS_REMEDY
 from zoo.runs.state import STATE_FILE
 
 VOCAB_FILE = "vocab.txt"

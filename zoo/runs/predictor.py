@@ -228,13 +228,13 @@ class RunPredictor(Predictor):
         """The run's test accuracy (`results.json`) and its data (`config.json`); None where results.json is
         missing or damaged (reading it for a note must not stop a prediction)."""
         try:
-            results = self.run.results or {}
+            results = self.run.results
         except (OSError, ValueError, CorruptFileError):
             return None
-        if results.get("test_accuracy") is None:
+        if results is None or results.test_accuracy is None:
             return None
         data = self.run.record.data
-        return {"accuracy": results["test_accuracy"], "examples": (results.get("test") or {}).get("examples"),
+        return {"accuracy": results.test_accuracy, "examples": results.test.get("examples"),
                 "data": None if data is None else data.source}
 
     def evaluate(self, examples, batch_size=None, verbose=0):

@@ -26,6 +26,8 @@ from zoo import fileio
 from zoo.constants import LABELS
 from zoo.errors import ConfigError
 from zoo.registry import get_preset, list_models
+from zoo.runs.fields import (Fields, RunFileError, boolean, json_object, labels, optional_text, short, text,
+                             text_list, wrong)
 from zoo.settings import RunSettings, values
 
 CONFIG_FILE = "config.json"
@@ -37,10 +39,6 @@ TUNABLE_WORDS = ("all", "none", "oov")
 # Model settings added after runs were written, with the value those runs were trained with: a run whose
 # config lacks one gets this value, not the current preset's.
 LEGACY_MODEL_SETTINGS = {"classifier_activation": "linear", "complete_trees": "carried"}
-
-
-class RunFileError(fileio.CorruptFileError):
-    """A run file that parses but does not hold what the zoo wrote: one line naming the file and the field."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,30 +136,30 @@ class RunRecord:
         Raises:
             RunFileError: one line naming `path`, the field and what is wrong with it.
         """
-        fields = _Fields(value, path, CONFIG_REMEDY)
+        fields = Fields(value, path, CONFIG_REMEDY)
         model = fields.get("model", lambda v, n: values.choice(v, n, list_models()))
-        preset = fields.get("preset", lambda v, n: v if isinstance(v, dict) else _wrong(n, "must be an object"))
+        preset = fields.get("preset", lambda v, n: v if isinstance(v, dict) else wrong(n, "must be an object"))
         settings = fields.check("preset", lambda _, n: _settings_of(model, preset, n))
         data = fields.get("data", _data_source, None)
         init_from = fields.get("init_from", _init_from, None)
         tokenizer = fields.get("tokenizer", lambda v, n: v if isinstance(v, dict) and isinstance(
-            v.get("lowercase"), bool) else _wrong(n, 'must be {"lowercase": true or false}'))
+            v.get("lowercase"), bool) else wrong(n, 'must be {"lowercase": true or false}'))
         return cls(
             model=model, settings=settings, data=data, init_from=init_from, lowercase=tokenizer["lowercase"],
             vocabulary_size=fields.get("vocabulary_size", lambda v, n: values.whole(v, n, minimum=3)),
             embedding_dim=fields.get("embedding_dim", values.count),
             tunable_words=fields.get("tunable_words", lambda v, n: values.choice(v, n, TUNABLE_WORDS)),
             num_tunable=fields.get("num_tunable", lambda v, n: values.count(v, n, zero=True)),
-            embeddings=fields.get("embeddings", _text, settings.data.embeddings),
+            embeddings=fields.get("embeddings", text, settings.data.embeddings),
             seed=fields.get("seed", values.seed, 0),
-            labels=tuple(fields.get("labels", _labels, LABELS)),
-            vocabulary=fields.get("vocabulary", _object, None),
-            members=fields.get("members", lambda v, n: None if v is None else tuple(_text_list(v, n)), None),
-            overrides=fields.get("overrides", _object, None) or {},
-            mixed_precision=fields.get("mixed_precision", _optional_text, None),
-            strategy=fields.get("strategy", _text, "auto"),
-            options=fields.get("options", _object, None) or {},
-            manifest=fields.get("manifest", _boolean, False))
+            labels=tuple(fields.get("labels", labels, LABELS)),
+            vocabulary=fields.get("vocabulary", json_object, None),
+            members=fields.get("members", lambda v, n: None if v is None else tuple(text_list(v, n)), None),
+            overrides=fields.get("overrides", json_object, None) or {},
+            mixed_precision=fields.get("mixed_precision", optional_text, None),
+            strategy=fields.get("strategy", text, "auto"),
+            options=fields.get("options", json_object, None) or {},
+            manifest=fields.get("manifest", boolean, False))
 
     def to_json(self):
         """The `config.json` content (the format the zoo has always written)."""
@@ -212,109 +210,18 @@ def save_record(run_dir, record):
     fileio.write_json(os.path.join(run_dir, CONFIG_FILE), record.to_json())
 
 
-def read_results(run_dir):
-    """The run's `results.json` once its shape is checked (None when there is none yet).
-
-    Raises:
-        RunFileError: one line naming the file and the field (`RESULTS_REMEDY`); CorruptFileError: not JSON.
-    """
-    path = os.path.join(run_dir, RESULTS_FILE)
-    results = fileio.read_json(path, remedy=RESULTS_REMEDY)
-    if results is None:
-        return None
-    fields = _Fields(results, path, RESULTS_REMEDY)
-    for split in ("test", "dev"):
-        fields.check(split, lambda v, n: v if isinstance(v, dict) and values.is_number(v.get("accuracy"))
-                     else _wrong(n, "must be an object with an accuracy"), optional=split == "dev")
-    fields.check("history", lambda v, n: v if isinstance(v, list) and all(isinstance(e, dict) for e in v)
-                 else _wrong(n, "must be a list of epochs"), optional=True)
-    fields.check("best_epoch", lambda v, n: v if v is None else values.count(v, n), optional=True)
-    return results
-
-
-# Field checks ---------------------------------------------------------------------------------------
-class _Fields:
-    """Reads the fields of a JSON object, each check failing as one line naming the file and the field."""
-
-    _MISSING = object()
-
-    def __init__(self, value, path, remedy):
-        self.path, self.remedy = path, remedy
-        if not isinstance(value, dict):
-            raise RunFileError(f"{path}: holds {type(value).__name__} {_short(value)}, not an object: {remedy}", path)
-        self.value = value
-
-    def get(self, key, check, default=_MISSING):
-        if key not in self.value:
-            if default is self._MISSING:
-                raise RunFileError(f"{self.path}: field {key!r} is missing: {self.remedy}", self.path)
-            return default
-        return self.check(key, check)
-
-    def check(self, key, check, optional=False):
-        if key not in self.value:
-            if optional:
-                return None
-            raise RunFileError(f"{self.path}: field {key!r} is missing: {self.remedy}", self.path)
-        try:
-            return check(self.value.get(key), key)
-        except ConfigError as error:
-            raise RunFileError(f"{self.path}: field {_field_message(key, error)}: {self.remedy}", self.path) from None
-
-
-def _field_message(key, error):
-    text = str(error)
-    return text if text.startswith(key) else f"{key}: {text}"
-
-
-def _wrong(name, what):
-    raise ConfigError(f"{name} {what}")
-
-
-def _short(value):
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _text(value, name):
-    return value if isinstance(value, str) and value else _wrong(name, f"must be text, got {_short(value)}")
-
-
-def _optional_text(value, name):
-    return None if value is None else _text(value, name)
-
-
-def _text_list(value, name):
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        _wrong(name, f"must be a list of text, got {_short(value)}")
-    return value
-
-
-def _boolean(value, name):
-    return value if isinstance(value, bool) else _wrong(name, f"must be true or false, got {_short(value)}")
-
-
-def _object(value, name):
-    return value if value is None or isinstance(value, dict) else _wrong(name, f"must be an object, got {_short(value)}")
-
-
-def _labels(value, name):
-    labels = _text_list(value, name)
-    return labels if len(labels) >= 2 else _wrong(name, "must name at least two labels")
-
-
 def _settings_of(model, preset, name):
     """The run's `RunSettings`: the file's preset, with the settings an older run lacks at their legacy value,
     and no model setting the model does not take."""
     section = dict(preset.get("model") or {}) if isinstance(preset.get("model"), dict) else preset.get("model")
     if isinstance(section, dict):
-        known = get_preset(model)["model"]
+        known = get_preset(model).model
         for key, value in LEGACY_MODEL_SETTINGS.items():
             if key in known and key not in section:
                 section[key] = value
         unknown = sorted(set(section) - set(known))
         if unknown:
-            _wrong(f"{name}.model", f"has {unknown[0]!r}, which is not a setting of model {model!r} "
+            wrong(f"{name}.model", f"has {unknown[0]!r}, which is not a setting of model {model!r} "
                                     f"(its settings: {', '.join(sorted(known))})")
     try:
         return RunSettings.of({**preset, "model": section})
@@ -328,10 +235,10 @@ def _data_source(value, name):
     if isinstance(value, str):  # older runs name only the source
         return DataSource(source=value)
     if not isinstance(value, dict):
-        _wrong(name, f"must be an object, got {_short(value)}")
+        wrong(name, f"must be an object, got {short(value)}")
     known = {f.name for f in dataclasses.fields(DataSource)}
     if not isinstance(value.get("source"), str):
-        _wrong(f"{name}.source", "must be text")
+        wrong(f"{name}.source", "must be text")
     for key in ("max_train_examples", "max_eval_examples"):
         if value.get(key) is not None:
             values.count(value[key], f"{name}.{key}")
@@ -344,11 +251,11 @@ def _init_from(value, name):
     if isinstance(value, str):  # the path alone, as a rerun's identity gives it
         return InitFrom(run_dir=value, model="")
     if not isinstance(value, dict) or not isinstance(value.get("run_dir"), str):
-        _wrong(name, f"must be an object naming the run_dir, got {_short(value)}")
+        wrong(name, f"must be an object naming the run_dir, got {short(value)}")
     accuracy = value.get("test_accuracy")
     digest = value.get("weights_sha256")
     if digest is not None and not (isinstance(digest, str) and len(digest) == 64):
-        _wrong(f"{name}.weights_sha256", f"must be a SHA-256 in hex, got {_short(digest)}")
+        wrong(f"{name}.weights_sha256", f"must be a SHA-256 in hex, got {short(digest)}")
     return InitFrom(run_dir=value["run_dir"], model=str(value.get("model") or ""),
                     data=_data_source(value.get("data"), f"{name}.data"), weights_sha256=digest,
                     test_accuracy=None if accuracy is None else float(values.number(accuracy, f"{name}.test_accuracy",

@@ -23,7 +23,8 @@ from zoo.runs.layout import BEST_WEIGHTS_FILE, VOCAB_FILE
 from zoo.runs.manifest import check_run
 from zoo.runs.record import CONFIG_FILE
 from zoo.runs.pairs import check_pairs
-from zoo.runs.record import load_record, read_results
+from zoo.runs.record import load_record
+from zoo.runs.results import read_results
 
 
 def build_model(record):
@@ -91,7 +92,7 @@ class Run:
 
     @property
     def results(self):
-        """The run's `results.json` content (None before the test evaluation; its shape checked)."""
+        """The run's `results.json` (`zoo.runs.results.RunResults`; None before the test evaluation)."""
         return read_results(self.run_dir)
 
     def encode(self, pairs, pair_ids=None):

@@ -43,6 +43,7 @@ This module imports nothing of the zoo above `zoo.fileio` and `zoo.errors` (it i
 """
 
 import contextlib
+import logging
 import os
 import shutil
 
@@ -51,6 +52,8 @@ import h5py
 from zoo import fileio
 from zoo.errors import TrainError
 from zoo.runs.faults import fault_point
+
+logger = logging.getLogger(__name__)
 
 STATE_FILE = "state.json"
 FORMAT = 2
@@ -310,8 +313,8 @@ class RunState:
             best = None
             if best_epoch is not None and os.path.exists(best_path):
                 best = self.save_best_copy(best_path, best_epoch)
-            print(f"[train] {self.backup_dir} was written by an earlier version of the zoo: resuming from its "
-                  f"epoch {epoch}", flush=True)
+            logger.warning(f"[train] {self.backup_dir} was written by an earlier version of the zoo: resuming "
+                           f"from its epoch {epoch}")
             self.legacy = None
             self.commit(generation(epoch, weights_name(epoch), entries, best,
                                    stopped=finished and len(entries) == len(history)))

@@ -240,6 +240,52 @@ class RunSettings:
         """The preset dict (`{"model", "train", "data"}`), as `zoo.get_preset` and `config.json` hold it."""
         return {"model": dict(self.model), "train": self.train.to_json(), "data": self.data.to_json()}
 
+    def names(self):
+        """Every setting's name, of the three sections."""
+        return set(self.model) | _field_names(TrainSettings) | _field_names(DataSettings)
+
+    def value(self, name):
+        """The value of the setting `name` as a preset writes it (`lr_decay` a dict), from the first section that
+        has it: model, train, data.
+
+        Raises:
+            KeyError: no section has it.
+        """
+        if name in self.model:
+            return self.model[name]
+        for section in (self.train, self.data):
+            if name in _field_names(type(section)):
+                value = getattr(section, name)
+                return value.to_json() if isinstance(value, LearningRateDecay) else value
+        raise KeyError(name)
+
+    def with_overrides(self, overrides):
+        """A copy with `overrides` (`{name: value}`, `--set`) applied to each section that has the setting, each
+        new value checked as the section's `of` checks it.
+
+        Raises:
+            ConfigError: a name no section has (the message lists the model's settings), or a value that cannot
+                be right (named).
+        """
+        changes = {"model": {}, "train": {}, "data": {}}
+        for key, value in overrides.items():
+            sections = [name for name, known in (("model", set(self.model)), ("train", _field_names(TrainSettings)),
+                                                 ("data", _field_names(DataSettings))) if key in known]
+            if not sections:
+                raise ConfigError(f"unknown setting {key!r}; settings of this model: {', '.join(sorted(self.names()))}")
+            for section in sections:
+                changes[section][key] = value
+        model = {**self.model, **changes["model"]}
+        for key, check in MODEL_CHECKS.items():
+            if key in changes["model"]:
+                check(model[key], key)
+        # each changed value checked alone (`of` of just those keys), then put in the typed section
+        train, data = TrainSettings.of(changes["train"]), DataSettings.of(changes["data"])
+        return RunSettings(
+            model=model,
+            train=dataclasses.replace(self.train, **{k: getattr(train, k) for k in changes["train"]}),
+            data=dataclasses.replace(self.data, **{k: getattr(data, k) for k in changes["data"]}))
+
     def replace(self, model=None, train=None, data=None):
         """A copy with `model` settings updated and `train` / `data` settings (dicts) replaced, checked."""
         return RunSettings.of({"model": {**self.model, **(model or {})},
@@ -255,6 +301,10 @@ class RunSettings:
     def max_depth(self):
         """The model's `max_depth` argument (tree models), or None."""
         return self.model.get("max_depth")
+
+
+def _field_names(cls):
+    return {f.name for f in dataclasses.fields(cls)}
 
 
 def _known(section, name, cls):

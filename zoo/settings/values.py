@@ -17,12 +17,10 @@ Each validator takes the value and the name to blame (a flag such as `--batch-si
 | a report's path | `report_path` | a file, or a folder to write the report's default name into |
 | a port | `port` | a whole number from 1 to 65535 |
 
-`flag(validator, ...)` turns one into an argparse `type=` that reads the text first (`"3"` -> 3); argparse
-then reports `argument --batch-size: must be ...` (`zoo.commands.parsing.CommandParser` prints it as one line,
-exit status 2).
+The command lines turn one into an argparse `type=` that reads the text first (`"3"` -> 3):
+`zoo.commands.parsing.flag` (argparse stays in `zoo/commands/`).
 """
 
-import argparse
 import errno
 import math
 import os
@@ -156,24 +154,3 @@ def report_file(path, default_name):
 def port(value, name=None):
     """A TCP port: a whole number from 1 to 65535."""
     return whole(value, name, minimum=1, maximum=65535)
-
-
-def flag(validator, parse=int, **options):
-    """An argparse `type=` for `validator`: the text parsed by `parse` (int, float or str), then checked.
-
-    Example: `parser.add_argument("--batch-size", type=flag(batch_size))`.
-    """
-
-    def convert(text):
-        try:
-            value = parse(text)
-        except ValueError:
-            kind = {int: "a whole number", float: "a number"}.get(parse, "a value")
-            raise argparse.ArgumentTypeError(f"must be {kind}, got {text!r}") from None
-        try:
-            return validator(value, None, **options)
-        except ConfigError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
-
-    convert.__name__ = validator.__name__  # argparse names the type in its messages
-    return convert

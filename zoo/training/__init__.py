@@ -2,7 +2,7 @@
 
 - `config`: `RunConfig`, the run's one typed configuration (from the command line or keyword arguments), with
   the preset typed: `config.train` (`TrainSettings`), `config.data` (`DataSettings`), `config.model_settings`.
-- `trainer`: `train(config)`, the orchestration of a whole run.
+- `trainer`: `train(config)`, the orchestration of a whole run; `outcome`: `TrainOutcome`, what it returns.
 - `inputs`: corpus by role, vocabulary with pretrained words, word vectors.
 - `model`: the model built from the preset, its optimizer and loss; `ensemble`: HIM from two runs.
 - `callbacks`, `losses`, `strategy`, `kernels`, `compile_cache`: the pieces of the training loop.
@@ -21,11 +21,12 @@ def train(callbacks=(), **options):
     Example:
     ```python
     import zoo.training
-    result = zoo.training.train(model="bowman_lstm", dataset="snli_sample", embeddings="none", epochs=1)
+    outcome = zoo.training.train(model="bowman_lstm", dataset="snli_sample", embeddings="none", epochs=1)
+    outcome.results.test_accuracy, outcome.run_dir
     ```
 
     Returns:
-        `{"run_dir", "results", "model", "vocab", "tokenizer", "config"}` (see `trainer.train`).
+        a `zoo.training.outcome.TrainOutcome` (see `trainer.train`).
 
     Raises:
         TrainError: a user error (an unknown option or setting is a `zoo.errors.ConfigError`).

@@ -27,12 +27,13 @@ import os
 import sys
 from typing import Optional
 
+from zoo.constants import EMBEDDING_DIM
 from zoo.data.corpora import check_source
 from zoo.data.embeddings import check_vectors
 from zoo.data.errors import DataUnavailableError
 from zoo.errors import ConfigError
 from zoo.fileio import CorruptFileError
-from zoo.registry import apply_overrides, get_preset
+from zoo.registry import get_preset
 from zoo.runs.layout import default_run_dir
 from zoo.runs.record import load_record
 from zoo.settings import DataSettings, RunSettings, TrainSettings, values
@@ -56,7 +57,7 @@ class RunConfig:
         settings: the paper preset with every override applied (`zoo.settings.RunSettings`).
         overrides: the settings the user changed (`--set`, `--epochs`, `--batch-size`, `--embeddings`).
         embeddings: the word vectors (a name, a path or `"none"`): the preset's unless given.
-        embedding_dim: the vector size with `embeddings="none"` (default 300, as in the papers).
+        embedding_dim: the vector size with `embeddings="none"` (default `zoo.constants.EMBEDDING_DIM`, the papers').
         dataset, data_dir: where the data comes from (`data_dir`, a path, wins over `dataset`).
         fields, labels, roles: how to read an NLI file and which split plays which role.
         max_train_examples, max_eval_examples: caps on the splits (quick experiments).
@@ -143,7 +144,7 @@ class RunConfig:
                 raise ConfigError(f"--embedding-dim {dim} does not fit --init-from {init_from}, whose word vectors "
                                   f"are {init_record.embedding_dim}-d: leave --embedding-dim out")
         try:
-            settings = RunSettings.of(apply_overrides(get_preset(model), overrides))
+            settings = get_preset(model).with_overrides(overrides)
         except ValueError as error:  # an unknown model or setting, a value of the wrong kind (ConfigError)
             raise ConfigError(str(error)) from None
         options.setdefault("run_dir", None)
@@ -288,8 +289,8 @@ class RunConfig:
 
     @property
     def random_vectors_dim(self):
-        """The size of random word vectors (`embeddings="none"`): `embedding_dim`, or 300."""
-        return self.embedding_dim or 300
+        """The size of random word vectors (`embeddings="none"`): `embedding_dim`, or the papers' (`EMBEDDING_DIM`)."""
+        return self.embedding_dim or EMBEDDING_DIM
 
     def identity(self):
         """The `config.json` entries a rerun must match to resume in the same run directory."""

@@ -5,6 +5,7 @@ Chen et al. (2017) train ESIM and the tree model separately and average their pr
 and `export.py` treat it like any other run.
 """
 
+import logging
 import os
 
 from zoo.data.tokenizer import Tokenizer
@@ -13,8 +14,12 @@ from zoo.models.him import HIM
 from zoo.runs import layout, load_run
 from zoo.runs.evaluation import evaluate_examples, format_results
 from zoo.runs.record import RunRecord, save_record
+from zoo.runs.results import RunResults
 from zoo.training import inputs
 from zoo.training.model import parameter_counts
+from zoo.training.outcome import TrainOutcome
+
+logger = logging.getLogger(__name__)
 
 
 def combine_members(config):
@@ -24,7 +29,7 @@ def combine_members(config):
         config: the run's `RunConfig` (`model="him"`, `members=(esim_run, tree_run)`).
 
     Returns:
-        `{"run_dir", "results", "model", "config"}`.
+        a `zoo.training.outcome.TrainOutcome` (the combined model, its `RunResults` and `RunRecord`).
 
     Raises:
         TrainError: when the runs are not an esim run and a tree run over the same vocabulary.
@@ -67,11 +72,11 @@ def combine_members(config):
                                    required=("validation", "test"), fields=config.fields, labels=config.labels,
                                    roles=config.roles)
     tokenizer = Tokenizer.from_config(record.tokenizer_config)
-    results = {"model": "him", "run_dir": run_dir, "members": list(record.members),
-               "dev": evaluate_examples(model, splits["validation"], tree_run.vocab, tokenizer, config.settings),
-               "test": evaluate_examples(model, splits["test"], tree_run.vocab, tokenizer, config.settings),
-               "epochs_run": 0, "history": [], "parameters": parameter_counts(model)}
-    results.update(test_accuracy=results["test"]["accuracy"], dev_accuracy=results["dev"]["accuracy"])
+    results = RunResults(
+        model="him", run_dir=run_dir, members=record.members,
+        dev=evaluate_examples(model, splits["validation"], tree_run.vocab, tokenizer, config.settings),
+        test=evaluate_examples(model, splits["test"], tree_run.vocab, tokenizer, config.settings),
+        epochs_run=0, history=[], parameters=parameter_counts(model))
     layout.write_results(run_dir, results)  # sealed by the run's manifest, as a trained run's results
-    print(format_results(results), flush=True)
-    return {"run_dir": run_dir, "results": results, "model": model, "record": record}
+    logger.info(format_results(results))
+    return TrainOutcome(run_dir, results, record, model=model)

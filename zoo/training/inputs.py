@@ -6,12 +6,14 @@ run is evaluated on exactly the inputs it was trained on.
 
 import collections
 import dataclasses
+import logging
 import os
 
 import numpy as np
 import tensorflow_datasets as tfds
 from absl import logging as absl_logging
 
+from zoo.constants import EMBEDDING_DIM
 from zoo.data import readers
 from zoo.data.corpora import MULTINLI_HOST, by_role, describe, load_corpus
 from zoo.data.snli import DOWNLOAD_HOST as SNLI_HOST
@@ -21,6 +23,8 @@ from zoo.data.vocab import PAD_ID, Vocabulary
 from zoo.errors import TrainError
 from zoo.runs import layout
 from zoo.runs.datasets import tokenize_sentences
+
+logger = logging.getLogger(__name__)
 
 SPLITS = ("train", "validation", "test")
 # The corpora tensorflow-datasets downloads: the host each download needs, and what to use offline instead.
@@ -93,7 +97,7 @@ def load_splits(source, max_train_examples=None, max_eval_examples=None, require
     except (RuntimeError, ValueError, OSError) as error:  # missing data, bad line, no network: one line
         raise TrainError(f"cannot load {'the data' if str(source) in str(error) else repr(source)}: {error}") from None
     for line in describe(report):
-        print(f"[data] {line}", flush=True)
+        logger.info(f"[data] {line}")
     splits = cap_splits(splits, max_train_examples, max_eval_examples)
     for split in required:
         if not splits.get(split):
@@ -111,7 +115,7 @@ def cap_splits(splits, max_train_examples=None, max_eval_examples=None):
             if split in splits:
                 splits[split] = splits[split][:max_eval_examples]
     if max_train_examples is not None or max_eval_examples is not None:
-        print("[data] using " + ", ".join(f"{k} {len(v)}" for k, v in splits.items()), flush=True)
+        logger.info("[data] using " + ", ".join(f"{k} {len(v)}" for k, v in splits.items()))
     return splits
 
 
@@ -171,7 +175,7 @@ def tokenize_splits(tokenizer, splits):
 
 
 def vocabulary_and_vectors(embeddings, data, run_dir, resume, tokenizer, splits, seed=0, init_run=None, tokens=None,
-                           random_dim=300):
+                           random_dim=EMBEDDING_DIM):
     """The run's vocabulary and embedding matrix, under the preset's OOV rule.
 
     The vocabulary holds the training words (after those of `init_run`, whose ids are kept), then, with
@@ -225,10 +229,10 @@ def vocabulary_and_vectors(embeddings, data, run_dir, resume, tokenizer, splits,
         check_vocabulary(path, vocab)
     report = {"training_words": len(base), "pretrained_words": len(vocab) - len(base),
               "max_vocabulary": data.max_vocabulary, **rescued_tokens(eval_tokens, base, vocab)}
-    print(f"[vocabulary] {len(base):,} ids from training" + (" and the --init-from run" if init_run else "")
-          + f", {report['pretrained_words']:,} more words with pretrained vectors (frozen); dev/test tokens "
-          f"unseen in training: {report['unseen']:,} of {report['tokens']:,}, {report['rescued']:,} of them "
-          f"rescued from [UNK]", flush=True)
+    logger.info(f"[vocabulary] {len(base):,} ids from training" + (" and the --init-from run" if init_run else "")
+                + f", {report['pretrained_words']:,} more words with pretrained vectors (frozen); dev/test tokens "
+                f"unseen in training: {report['unseen']:,} of {report['tokens']:,}, {report['rescued']:,} of them "
+                f"rescued from [UNK]")
     if vectors is None:
         built = EmbeddingMatrix.random(random_dim)
         if init_run is not None:  # the run's words keep their trained vectors, the new ones start random
@@ -248,9 +252,8 @@ def vocabulary_and_vectors(embeddings, data, run_dir, resume, tokenizer, splits,
         found = sum(find_vector(vectors, w) is not None for w in words)
         coverage.update(types=found / max(len(words), 1), types_found=found, types_total=len(words))
         built = dataclasses.replace(built, coverage=coverage)
-        print(f"[embeddings] {embeddings} ({dim}d): {describe_coverage(coverage)}; tunable words: "
-              f"{built.tunable_words}" + (f" ({built.num_tunable})" if built.tunable_words == "oov" else ""),
-              flush=True)
+        logger.info(f"[embeddings] {embeddings} ({dim}d): {describe_coverage(coverage)}; tunable words: "
+                    f"{built.tunable_words}" + (f" ({built.num_tunable})" if built.tunable_words == "oov" else ""))
     if init_run is not None:
         old = len(init_run.vocab)
         built.matrix[:old] = np.asarray(init_run.model.embedding(np.arange(old, dtype="int32")), dtype="float32")

@@ -2,8 +2,8 @@
 
 ```python
 import zoo.training
-result = zoo.training.train(model="bowman_lstm", dataset="snli_sample", embeddings="none", epochs=1)
-result["results"]["test"]["accuracy"], result["run_dir"]
+outcome = zoo.training.train(model="bowman_lstm", dataset="snli_sample", embeddings="none", epochs=1)
+outcome.results.test_accuracy, outcome.run_dir, outcome.model
 ```
 
 `train(config)` takes the run's `zoo.training.config.RunConfig`, prepares or resumes the run directory
@@ -14,6 +14,8 @@ model under the distribution strategy (`zoo.training.model`), fits it with the r
 """
 
 import contextlib
+import json
+import logging
 import os
 import time
 
@@ -32,6 +34,8 @@ from zoo.runs.datasets import length_grid, length_notes, make_model_batches
 from zoo.runs.evaluation import evaluate_examples, format_results
 from zoo.runs.optimizer import build_optimizer
 from zoo.runs.record import load_record, save_record
+from zoo.runs.results import RunResults
+from zoo.runs.stages import RunStage
 from zoo.training import callbacks as cb
 from zoo.training import compile_cache, inputs
 from zoo.training.callbacks.loss_guard import LossGrowthGuard
@@ -39,10 +43,13 @@ from zoo.training.config import MIXED_PRECISION
 from zoo.training.ensemble import combine_members
 from zoo.training.kernels import gpu_plan
 from zoo.training.model import build_model, copy_weights, parameter_counts
+from zoo.training.outcome import TrainOutcome
 from zoo.training.strategy import configure_cpu_devices, describe, follow_chief, make_strategy, worker_task
 from zoo.training.untrained import new_record
 
-__all__ = ["TrainError", "train"]
+logger = logging.getLogger(__name__)
+
+__all__ = ["TrainError", "TrainOutcome", "train"]
 
 
 # Settings ----------------------------------------------------------------------------------------
@@ -67,7 +74,7 @@ def load_init_run(config, tokenizer, recorded=None, committed=False):
         with layout.lock(config.init_from):  # not while another process writes it (trains it further)
             run = load_run(config.init_from)
             run.weights_sha256 = sha256_file(os.path.join(config.init_from, layout.BEST_WEIGHTS_FILE))
-        results = run.results or {}
+        results = run.results
     except LockedError as error:
         raise TrainError(f"--init-from {config.init_from}: {error}") from None
     except (FileNotFoundError, ValueError) as error:  # CorruptFileError is a ValueError naming the file
@@ -93,9 +100,9 @@ def load_init_run(config, tokenizer, recorded=None, committed=False):
     if old.tokenizer_config != tokenizer.get_config():
         raise TrainError(f"--init-from {config.init_from} tokenized with {old.tokenizer_config}, this run with "
                          f"{tokenizer.get_config()}: keep the preset's lowercase setting")
-    accuracy = results.get("test_accuracy")
-    print(f"[train] starting from {config.init_from} ({old.model}, {len(run.vocab):,} words, test accuracy "
-          f"{'unknown' if accuracy is None else format(accuracy, '.4f')})", flush=True)
+    accuracy = None if results is None else results.test_accuracy
+    logger.info(f"[train] starting from {config.init_from} ({old.model}, {len(run.vocab):,} words, test accuracy "
+                f"{'unknown' if accuracy is None else format(accuracy, '.4f')})")
     return run
 
 
@@ -170,11 +177,11 @@ def attention_pairs(examples, vocab, tokenizer, data, count):
 
 
 def write_test_summaries(logdir, results, step):
-    """Test accuracy scalar and confusion-matrix image in the `test` TensorBoard run."""
+    """Test accuracy scalar and confusion-matrix image in the `test` TensorBoard run (`results`: `RunResults`)."""
     writer = tf.summary.create_file_writer(os.path.join(logdir, "test"))
     with writer.as_default(), tf.summary.record_if(True):
-        tf.summary.scalar("test_accuracy", results["test"]["accuracy"], step=step)
-    cb.write_confusion_image(writer, results["test"]["confusion_matrix"], list(LABELS), "confusion_matrix/test",
+        tf.summary.scalar("test_accuracy", results.test_accuracy, step=step)
+    cb.write_confusion_image(writer, results.test["confusion_matrix"], list(LABELS), "confusion_matrix/test",
                           step, "test")
     writer.close()
 
@@ -191,7 +198,8 @@ def train(config, callbacks=()):
             (`scripts/benchmark_training.py`) or a notifier. They must not change the run's state.
 
     Returns:
-        `{"run_dir", "results", "model", "vocab", "tokenizer", "config"}`.
+        a `zoo.training.outcome.TrainOutcome`: the run directory, its `RunResults` and `RunRecord`, and (for a
+        run trained in this call) the model with its best weights, the vocabulary, tokenizer and word vectors.
 
     Raises:
         TrainError: for a user error (unknown model or setting, data, conflicting run directory).
@@ -251,31 +259,32 @@ def train_in(run_dir, config, strategy, started, extra_callbacks=()):
     except ValueError as error:  # another run's settings, a damaged config.json, or a shorter extension (named)
         raise TrainError(str(error)) from None
     vocab_path = os.path.join(run_dir, layout.VOCAB_FILE)
-    previous = None if state == "new" else load_record(run_dir)
-    rebuild_vocabulary = state == "finished" and not os.path.exists(vocab_path)
-    if state == "finished" and not rebuild_vocabulary:
+    previous = None if state is RunStage.NEW else load_record(run_dir)
+    rebuild_vocabulary = state is RunStage.FINISHED and not os.path.exists(vocab_path)
+    if state is RunStage.FINISHED and not rebuild_vocabulary:
         return finished(run_dir, previous)
-    if state == "extend":  # (its history from results.json: history.json is written again from it)
-        history = {"epochs": (layout.read_results(run_dir) or {}).get("history") or []}
-        print(f"[train] {run_dir} finished {len(history['epochs'])} epoch(s): training it further, to "
-              f"{config.train.epochs}, from its best weights (the optimizer's moments start again; "
-              f"its results so far are kept in {layout.PREVIOUS_RESULTS_FILE})", flush=True)
+    if state is RunStage.EXTEND:  # (its history from results.json: history.json is written again from it)
+        history = {"epochs": layout.read_results(run_dir).history}
+        logger.info(f"[train] {run_dir} finished {len(history['epochs'])} epoch(s): training it further, to "
+                    f"{config.train.epochs}, from its best weights (the optimizer's moments start again; "
+                    f"its results so far are kept in {layout.PREVIOUS_RESULTS_FILE})")
         layout.start_extension(run_dir, config.train.epochs)  # the state's first generation: the best weights
     os.makedirs(run_dir, exist_ok=True)
-    print(f"[train] run directory {run_dir} ({'resuming' if state != 'new' else 'new run'})", flush=True)
+    logger.info(f"[train] run directory {run_dir} ({'resuming' if state is not RunStage.NEW else 'new run'})")
+    logger.debug(f"[train] configuration: {json.dumps(config.to_json(), sort_keys=True, default=str)}")
     keras.utils.set_random_seed(config.seed)
-    print(f"[train] strategy: {describe(strategy)}; TensorFlow threads: {describe_thread_layout(tf)}", flush=True)
+    logger.info(f"[train] strategy: {describe(strategy)}; TensorFlow threads: {describe_thread_layout(tf)}")
 
     splits, _ = inputs.load_splits(config.source, config.max_train_examples, config.max_eval_examples,
                                    fields=config.fields, labels=config.labels, roles=config.roles)
     tokenizer = Tokenizer(lowercase=config.data.lowercase)
-    committed = state != "new" and layout.current_generation(run_dir) is not None
+    committed = state is not RunStage.NEW and layout.current_generation(run_dir) is not None
     recorded_init = previous.init_from if previous is not None else None
     # --overwrite on a run that committed nothing yet: it starts from the source's weights as they are now
     init_run = load_init_run(config, tokenizer, None if config.overwrite else recorded_init, committed)
     tokens = inputs.tokenize_splits(tokenizer, splits)
     vocab, embeddings, vocabulary_report = inputs.vocabulary_and_vectors(
-        config.embeddings, config.data, run_dir, state != "new", tokenizer, splits, seed=config.seed,
+        config.embeddings, config.data, run_dir, state is not RunStage.NEW, tokenizer, splits, seed=config.seed,
         init_run=init_run, tokens=tokens, random_dim=config.random_vectors_dim)
     if rebuild_vocabulary:  # a finished run whose vocab.txt was deleted: rebuilt, checked, nothing trained
         layout.restore_vocabulary(run_dir, vocab, previous)
@@ -299,18 +308,17 @@ def train_in(run_dir, config, strategy, started, extra_callbacks=()):
         if init_run is not None and not committed:  # the copied weights: epoch 0 of the state, before any epoch
             copy_weights(init_run.model, model)
             layout.commit_start(run_dir, model, init_run.run_dir)
-            state = "resume"
+            state = RunStage.RESUME
         results = fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, embeddings.coverage, state,
                                    strategy, extra_callbacks)
     finally:
         keras.mixed_precision.set_global_policy(previous_policy)
-    results["vocabulary"] = vocabulary_report
-    results["inputs"] = notes
-    results["timing"]["total_seconds"] = time.time() - started
+    results = results.replace(vocabulary=vocabulary_report, inputs=notes,
+                              timing={**results.timing, "total_seconds": time.time() - started})
     layout.write_results(run_dir, results)  # then the backup and earlier results go: only now are results safe
-    print(format_results(results), flush=True)
-    return {"run_dir": run_dir, "results": results, "model": model, "vocab": vocab, "tokenizer": tokenizer,
-            "record": record, "embeddings": embeddings}
+    logger.info(format_results(results))
+    return TrainOutcome(run_dir, results, record, model=model, vocab=vocab, tokenizer=tokenizer,
+                        embeddings=embeddings)
 
 
 def finished(run_dir, record):
@@ -319,9 +327,9 @@ def finished(run_dir, record):
         results = layout.finished_run(run_dir, record)
     except ValueError as error:  # a file that is not the run's (ManifestError), named with its remedy
         raise TrainError(str(error)) from None
-    print(f"[train] {run_dir} already finished (pass --overwrite to train again)")
-    print(format_results(results))
-    return {"run_dir": run_dir, "results": results}
+    logger.info(f"[train] {run_dir} already finished (pass --overwrite to train again)")
+    logger.info(format_results(results))
+    return TrainOutcome(run_dir, results, record, trained=False)
 
 
 def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage, state, strategy,
@@ -332,7 +340,7 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     default strategy, which distributes nothing).
 
     Returns:
-        the results dict (written to `results.json` by the caller).
+        the `RunResults` (written to `results.json` by the caller).
     """
     settings = config.settings
     shapes = {"train": ShapeLog(), "validation": ShapeLog()}
@@ -343,8 +351,7 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
                                     epoch=randomness.epoch if split == "train" else None)
                 for split in ("train", "validation")}
     grid = length_grid(config.data)
-    print(f"[train] batch shapes: at most {grid.num_cells} ({grid}), batch dimension {config.train.batch_size}",
-          flush=True)
+    logger.info(f"[train] batch shapes: at most {grid.num_cells} ({grid}), batch dimension {config.train.batch_size}")
     chief_logdir = run_dir == config.run_dir
     logdir = (config.logdir if chief_logdir else None) or os.path.join(run_dir, layout.LOGS_DIR)
     dev_subset = datasets["validation"].take(max(1, 2000 // config.train.batch_size))
@@ -360,11 +367,11 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     callbacks += list(extra_callbacks)
     if tf.config.list_logical_devices("GPU"):  # a GPU-only notice: where there is none it says nothing true
         plan = gpu_plan(model, distributed=strategy.num_replicas_in_sync > 1)
-        print(f"[train] XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} "
-              f"LSTM(s) on cuDNN, {len(plan['loops'])} other recurrent loop(s); {plan['why']}", flush=True)
+        logger.info(f"[train] XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} "
+                    f"LSTM(s) on cuDNN, {len(plan['loops'])} other recurrent loop(s); {plan['why']}")
     if model.jit_compile and compile_cache.UNAVAILABLE:
-        print(f"[train] no compilation cache: {compile_cache.UNAVAILABLE['why']}; set NLI_ZOO_CACHE or --compile-cache "
-              "to a writable folder to keep the compiled steps for a rerun", flush=True)
+        logger.warning(f"[train] no compilation cache: {compile_cache.UNAVAILABLE['why']}; set NLI_ZOO_CACHE or "
+                       "--compile-cache to a writable folder to keep the compiled steps for a rerun")
     fit_started = time.time()
     backup.set_model(model)
     with strategy.scope():  # the optimizer's variables, mirrored like the model's
@@ -375,28 +382,23 @@ def fit_and_evaluate(config, run_dir, model, splits, vocab, tokenizer, coverage,
     fault_point("started")
     if initial_epoch is not None:
         fit_in_cluster(model, datasets, config, callbacks, initial_epoch, run_dir)
-        print(f"[train] training saw {shapes['train'].describe()}; validation saw "
-              f"{shapes['validation'].describe()}", flush=True)
+        logger.info(f"[train] training saw {shapes['train'].describe()}; validation saw "
+                    f"{shapes['validation'].describe()}")
     fit_seconds = time.time() - fit_started
     best_epoch = backup.load_best()  # the epoch of the weights evaluated, reported as results' best_epoch
     eval_started = time.time()
     dev = evaluate_examples(model, splits["validation"], vocab, tokenizer, settings)
     test = evaluate_examples(model, splits["test"], vocab, tokenizer, settings)
     epochs = history.epochs
-    results = {
-        "model": config.model, "run_dir": run_dir, "test": test, "dev": dev,
-        "test_accuracy": test["accuracy"], "dev_accuracy": dev["accuracy"],
-        "epochs_run": len(epochs), "best_epoch": best_epoch, "history": epochs,
-        "parameters": parameter_counts(model),
-        "embeddings": {"source": config.embeddings, "dim": int(model.embedding_dim), "coverage": coverage,
-                       "tunable_words": model.tunable_words, "num_tunable": int(model.num_tunable)},
-        "labels": list(LABELS),
-        "batch_shapes": {split: sorted(list(s) for s in log.shapes) for split, log in shapes.items()},
-        "timing": {"fit_seconds_this_process": fit_seconds, "eval_seconds": time.time() - eval_started},
-    }
-    loss_report = loss_guard.report()
-    if loss_report is not None:
-        results["loss_growth"] = loss_report
+    results = RunResults(
+        model=config.model, run_dir=run_dir, test=test, dev=dev, epochs_run=len(epochs), best_epoch=best_epoch,
+        history=epochs, parameters=parameter_counts(model),
+        embeddings={"source": config.embeddings, "dim": int(model.embedding_dim), "coverage": coverage,
+                    "tunable_words": model.tunable_words, "num_tunable": int(model.num_tunable)},
+        labels=tuple(LABELS),
+        batch_shapes={split: sorted(list(s) for s in log.shapes) for split, log in shapes.items()},
+        timing={"fit_seconds_this_process": fit_seconds, "eval_seconds": time.time() - eval_started},
+        loss_growth=loss_guard.report())
     write_test_summaries(logdir, results, max(len(epochs) - 1, 0))
     cb.write_hparams_metrics(logdir, results)  # the HParams session shows what results.json reports
     return results

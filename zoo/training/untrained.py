@@ -37,7 +37,7 @@ def new_record(config, vocab, embeddings, vocabulary_report=None, init_run=None,
     """
     if init_from is None and init_run is not None:
         init_from = InitFrom(run_dir=os.path.abspath(init_run.run_dir), model=init_run.record.model,
-                             data=init_run.record.data, test_accuracy=(init_run.results or {}).get("test_accuracy"),
+                             data=init_run.record.data, test_accuracy=getattr(init_run.results, "test_accuracy", None),
                              weights_sha256=getattr(init_run, "weights_sha256", None))
     return RunRecord.from_json(dict(
         config.to_json(), vocabulary_size=len(vocab), embedding_dim=embeddings.dim,

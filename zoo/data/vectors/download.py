@@ -37,7 +37,7 @@ from zoo.data.network import host_reachable as _host_reachable
 from zoo.data.vectors.catalog import CATALOG, VectorSource
 from zoo.data.vectors.formats import CHUNK, open_vector_file
 from zoo.data.vectors.index import CacheCorruptError, IndexWriter, index_ready
-from zoo.data.vectors.progress import Progress, say
+from zoo.data.vectors.progress import Progress, say, warn
 
 CACHE_ENV = "NLI_ZOO_CACHE"
 _LOCK_POLL_SECONDS = 0.5
@@ -354,8 +354,8 @@ def _build_index(source, archive, index_dir, progress, refuse, pinned):
         if structure and not (pinned or digest is not None):
             raise refuse(structure)
         if structure:
-            say(f"warning: {source.name}: {structure}; the file matched its published checksum, so it is used "
-                "(the catalogue's count is wrong)")
+            warn(f"warning: {source.name}: {structure}; the file matched its published checksum, so it is used "
+                 "(the catalogue's count is wrong)")
         writer.finish(name=source.name, url=source.url, file=source.filename, rows=rows,
                       duplicates_skipped=duplicates, words_with_newline_skipped=skipped)
     except BaseException:

@@ -26,7 +26,7 @@ import numpy as np
 
 from zoo.data.archives import ZIP_DAMAGE, member_damage, zip_damage
 from zoo.data.errors import DataFormatError
-from zoo.data.vectors.progress import say
+from zoo.data.vectors.progress import warn
 
 TEXT, WORD2VEC_BINARY = "text", "word2vec-binary"
 CHUNK = 1 << 20
@@ -108,8 +108,8 @@ def read_vector_file(path, wanted=None, top=None):
     if dim is None:
         raise DataFormatError(f"{os.path.basename(path)}: no vectors found")
     if repeated:
-        say(f"{path}: {len(repeated):,} repeated word(s) kept once, with the first of their vectors (e.g. "
-            f"{repeated[0]!r})")
+        warn(f"{path}: {len(repeated):,} repeated word(s) kept once, with the first of their vectors (e.g. "
+             f"{repeated[0]!r})")
     return vectors, dim
 
 
@@ -135,7 +135,7 @@ def open_vector_file(path, member=None, format=None, digest=None):
     kind = content_kind(path)
     named = "zip" if name.lower().endswith(".zip") else "gzip" if name.lower().endswith(".gz") else "plain"
     if member is None and kind != named:
-        say(f"{path}: its name says {_KINDS[named]}, its content is {_KINDS[kind]}: read as {_KINDS[kind]}")
+        warn(f"{path}: its name says {_KINDS[named]}, its content is {_KINDS[kind]}: read as {_KINDS[kind]}")
     if kind == "zip" and not zipfile.is_zipfile(path):
         raise DataFormatError(f"{path}: starts as a zip archive but cannot be opened as one (cut short, or "
                               "damaged): get the file again")
@@ -230,7 +230,7 @@ def _read_pairs(raw, name, format, digest, sniff=False):
     if sniff and hasattr(raw, "peek"):
         found = sniff_format(raw.peek(1 << 16)[:1 << 16], format)
         if found != format:
-            say(f"{name}: its name says {_KINDS[format]}, its content is {_KINDS[found]}: read as {_KINDS[found]}")
+            warn(f"{name}: its name says {_KINDS[format]}, its content is {_KINDS[found]}: read as {_KINDS[found]}")
             format = found
     yield _pairs(raw, name, format)
     if digest is not None:  # the bytes after the last record (or the last newline) count too

@@ -21,7 +21,7 @@ import numpy as np
 from zoo import fileio
 from zoo.data.errors import DataUnavailableError
 from zoo.data.vectors.formats import NonFiniteVectorError, describe_bad_value, first_bad_row
-from zoo.data.vectors.progress import say
+from zoo.data.vectors.progress import say, warn
 
 INDEX_VERSION = 2  # 2: meta.json always records the SHA-256 of both files (1: written before, perhaps without)
 READABLE_VERSIONS = (1, 2)
@@ -171,8 +171,8 @@ class VectorIndex:
         try:
             fileio.write_json(os.path.join(self.path, META), self.meta, indent=1)
         except OSError as error:
-            say(f"{self.path}: written before the cache kept checksums, and meta.json cannot be updated "
-                f"({error.strerror or error}): used unchecked; {_rebuild(self.path)} with checksums")
+            warn(f"{self.path}: written before the cache kept checksums, and meta.json cannot be updated "
+                 f"({error.strerror or error}): used unchecked; {_rebuild(self.path)} with checksums")
             return
         say(f"{self.path}: recorded the SHA-256 of {WORDS} and {MATRIX} in meta.json (an index written before the "
             "cache kept them; they are checked at every open from now on)")

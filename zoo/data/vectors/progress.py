@@ -1,15 +1,26 @@
-"""What the vector cache tells the user on stderr: `say` (one `[vectors]` line) and `Progress` (a bar)."""
+"""What the vector cache tells the user: `say` and `warn` (one `[vectors]` line) and `Progress` (a bar), through this
+module's logger (the commands print it on stderr, `zoo.commands.messages`)."""
 
+import logging
 import sys
 import time
 
+logger = logging.getLogger(__name__)
+
 
 def say(message):
-    print(f"[vectors] {message}", file=sys.stderr, flush=True)
+    """One `[vectors]` line: what the cache does (INFO)."""
+    logger.info(f"[vectors] {message}")
+
+
+def warn(message):
+    """One `[vectors]` line about the data itself (a repeated word, a misnamed file; WARNING)."""
+    logger.warning(f"[vectors] {message}")
 
 
 class Progress:
-    """A progress bar on stderr: redrawn in place on a terminal, a line per 10% otherwise."""
+    """A progress bar: redrawn in place when stderr is a terminal (records that say how their line starts
+    and ends, `extra={"start": "\\r", "end": ""}`, for the commands' handler), a line per 10% otherwise."""
 
     def __init__(self, label, total=None, unit="MB", scale=1e6, enabled=True):
         self.label, self.total, self.unit, self.scale, self.enabled = label, total, unit, scale, enabled
@@ -26,17 +37,16 @@ class Progress:
         if self.tty:
             if now - self.last >= 0.25:
                 self.last = now
-                sys.stderr.write("\r" + self._line(now, fraction))
-                sys.stderr.flush()
+                logger.info(self._line(now, fraction), extra={"start": "\r", "end": ""})
         elif fraction is not None and int(fraction * 10) > self.step:
             self.step = int(fraction * 10)
-            print(self._line(now, fraction), file=sys.stderr, flush=True)
+            logger.info(self._line(now, fraction))
 
     def close(self):
         if self.enabled:
             now = time.monotonic()
             fraction = self.done / self.total if self.total else None
-            print(("\r" if self.tty else "") + self._line(now, fraction) + " done", file=sys.stderr, flush=True)
+            logger.info(self._line(now, fraction) + " done", extra={"start": "\r" if self.tty else ""})
 
     def _line(self, now, fraction):
         rate = self.done / self.scale / max(now - self.start, 1e-6)

@@ -16,6 +16,7 @@ history of one epoch together, so a kill between them resumes with a history or 
 epoch. These callbacks use Keras's public `save_weights` / `load_weights` for the files themselves.
 """
 
+import logging
 import math
 import os
 import warnings
@@ -28,8 +29,11 @@ from zoo.errors import TrainError
 from zoo.runs import layout
 from zoo.runs.faults import fault_point
 from zoo.runs.optimizer import build_optimizer
+from zoo.runs.stages import RunStage
 from zoo.runs.state import RunState, best_epoch_of, generation, is_complete, weights_name, weights_readable
 from zoo.training.callbacks.monitor import ReplayingMonitor
+
+logger = logging.getLogger(__name__)
 
 # Keras's warning when weights are loaded into a model whose optimizer is not built; where that is the
 # intent (a finished run trained further: the optimizer starts again), the zoo says so in its own line.
@@ -106,8 +110,8 @@ class Backup(keras.callbacks.Callback):
         """Brings the model and the callbacks to the run's committed state before `fit`.
 
         Args:
-            how: what `zoo.runs.layout.prepare_run_dir` decided: `"new"`, `"resume"`, `"evaluate"`, or
-                `"extend"` (a finished run trained further, its state just made by
+            how: the `zoo.runs.stages.RunStage` `zoo.runs.layout.prepare_run_dir` decided: `NEW`, `RESUME`,
+                `EVALUATE`, or `EXTEND` (a finished run trained further, its state just made by
                 `zoo.runs.layout.start_extension`: resumed without saying so again).
             epochs: the epochs asked for.
 
@@ -119,28 +123,28 @@ class Backup(keras.callbacks.Callback):
         """
         # what writers killed mid-write left (.best.tmp-PID-*.weights.h5, ...): the run's lock is held
         fileio.clean_stale_temporaries(self.state.run_dir)
-        if how == "new":
+        if how is RunStage.NEW:
             self._start_over()
             return 0
         self.state.load()
         for epoch, why in self.state.rejected:
-            print(f"[train] {self.state.state_path}: its generation of epoch {epoch} is not resumed from ({why}): "
-                  "the one before is", flush=True)
+            logger.warning(f"[train] {self.state.state_path}: its generation of epoch {epoch} is not resumed from "
+                           f"({why}): the one before is")
         if self.state.extension is not None and self.state.extension["epochs"] != epochs:
             self.state.extension = dict(self.state.extension, epochs=int(epochs))  # recorded with the next commit
         if self.state.legacy is not None:
             self.state.convert_legacy(self._history_on_disk(), self.best_path, finished=self._history_finished())
         if not self.state.generations:
-            if how == "evaluate":  # a finished run whose results.json was deleted: history.json is whole
+            if how is RunStage.EVALUATE:  # a finished run whose results.json was deleted: history.json is whole
                 self.history.load()
                 return None
             done = self._history_on_disk()
             if done:
-                print(f"[train] {self.state.state_path} names no finished epoch: training starts again from epoch "
-                      f"1 (the {len(done)} epoch(s) in {layout.HISTORY_FILE} are trained again)", flush=True)
+                logger.warning(f"[train] {self.state.state_path} names no finished epoch: training starts again from "
+                               f"epoch 1 (the {len(done)} epoch(s) in {layout.HISTORY_FILE} are trained again)")
             self._start_over()
             return 0
-        initial = self.restore(quiet=how == "extend")
+        initial = self.restore(quiet=how is RunStage.EXTEND)
         if is_complete(self.state.current, epochs):
             self.history.reset(self.history.epochs, finished=True)
             fault_point("finished")
@@ -167,10 +171,10 @@ class Backup(keras.callbacks.Callback):
             except Exception as error:  # h5py raises OSError, Keras ValueError: any unreadable file
                 path = self.state.path(record["weights"])
                 problems.append(f"{path} ({first_line(error)})")
-                print(f"[train] the backup of epoch {record['epoch']} cannot be used ({first_line(error)})", flush=True)
+                logger.warning(f"[train] the backup of epoch {record['epoch']} cannot be used ({first_line(error)})")
                 continue
             if problems:
-                print(f"[train] resuming from the older backup of epoch {record['epoch']}", flush=True)
+                logger.info(f"[train] resuming from the older backup of epoch {record['epoch']}")
             self._adopt(record)
             return int(record["epoch"])
         if not problems:
@@ -193,11 +197,10 @@ class Backup(keras.callbacks.Callback):
         if quiet:
             return
         if record.get("start") == "init_from":
-            print(f"[train] starting from the weights copied from --init-from, committed as epoch 0 ({path})",
-                  flush=True)
+            logger.info(f"[train] starting from the weights copied from --init-from, committed as epoch 0 ({path})")
         else:
-            print(f"[train] resuming a finished run trained further from its best weights (epoch "
-                  f"{record['best']['epoch']}): the optimizer starts again", flush=True)
+            logger.info(f"[train] resuming a finished run trained further from its best weights (epoch "
+                        f"{record['best']['epoch']}): the optimizer starts again")
 
     def _adopt(self, record):
         self.state.keep_only(record)
@@ -209,12 +212,12 @@ class Backup(keras.callbacks.Callback):
         if self.best_path:
             best = record.get("best")
             if best is not None and os.path.exists(self.best_path) and not weights_readable(self.best_path):
-                print(f"[train] {self.best_path} cannot be read: the newest readable backup is evaluated instead "
-                      f"({self.state.path(best['file'])}, the best weights of epoch {best['epoch']}, copied back)",
-                      flush=True)
+                logger.warning(f"[train] {self.best_path} cannot be read: the newest readable backup is evaluated "
+                               f"instead ({self.state.path(best['file'])}, the best weights of epoch {best['epoch']}, "
+                               "copied back)")
             elif best is not None and os.path.exists(self.best_path) and not self._is_committed_best(record):
-                print(f"[train] {self.best_path} is not the best weights the state committed (changed since): written "
-                      f"again from {self.state.path(best['file'])}", flush=True)
+                logger.warning(f"[train] {self.best_path} is not the best weights the state committed (changed "
+                               f"since): written again from {self.state.path(best['file'])}")
             self.state.publish_best(record, self.best_path)
 
     def _is_committed_best(self, record):
@@ -268,8 +271,8 @@ class Backup(keras.callbacks.Callback):
                                  "copy of it: train again with --overwrite (the same command gives the same "
                                  "results)") from None
             copy = self.state.path(best["file"])
-            print(f"[train] {self.best_path} cannot be read ({first_line(error)}): the newest readable backup is "
-                  f"evaluated instead ({copy}, the best weights of epoch {best['epoch']})", flush=True)
+            logger.warning(f"[train] {self.best_path} cannot be read ({first_line(error)}): the newest readable "
+                           f"backup is evaluated instead ({copy}, the best weights of epoch {best['epoch']})")
             try:
                 with warnings.catch_warnings():
                     warnings.filterwarnings("ignore", message=OPTIMIZER_SKIPPED)

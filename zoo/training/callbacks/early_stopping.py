@@ -1,6 +1,10 @@
 """Early stopping that survives a resume."""
 
+import logging
+
 from zoo.training.callbacks.monitor import ReplayingMonitor
+
+logger = logging.getLogger(__name__)
 
 
 class ResumableEarlyStopping(ReplayingMonitor):
@@ -22,5 +26,4 @@ class ResumableEarlyStopping(ReplayingMonitor):
         if self.patience and self.wait >= self.patience:
             self.stopped_epoch = epoch + 1
             self.model.stop_training = True
-            print(f"[train] early stopping: no {self.monitor} improvement for {self.patience} epochs",
-                  flush=True)
+            logger.info(f"[train] early stopping: no {self.monitor} improvement for {self.patience} epochs")

@@ -1,9 +1,12 @@
 """The `[train] epoch N done` line, printed once an epoch's state is safely on disk."""
 
+import logging
 import sys
 import time
 
 import keras
+
+logger = logging.getLogger(__name__)
 
 
 class EpochMarker(keras.callbacks.Callback):
@@ -18,7 +21,7 @@ class EpochMarker(keras.callbacks.Callback):
         self.pause = pause
 
     def on_epoch_end(self, epoch, logs=None):
-        print(f"[train] epoch {epoch + 1} done", flush=True)
+        logger.info(f"[train] epoch {epoch + 1} done")
         sys.stdout.flush()
         if self.pause:
             time.sleep(self.pause)

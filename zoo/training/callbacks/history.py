@@ -4,6 +4,7 @@ The run's state (`backup/state.json`, `zoo.runs.state`) holds the same entries, 
 epoch's weights: a resume takes them from there (`reset`) and writes `history.json` again, so a kill
 between this file's write and the commit changes nothing."""
 
+import logging
 import time
 
 import keras
@@ -11,6 +12,8 @@ import numpy as np
 
 from zoo.runs.faults import fault_point
 from zoo.runs.layout import read_json, write_json
+
+logger = logging.getLogger(__name__)
 
 
 class EpochHistory(keras.callbacks.Callback):
@@ -53,7 +56,7 @@ class EpochHistory(keras.callbacks.Callback):
             self._started = True
             self.state["epochs"] = [e for e in self.epochs if e["epoch"] <= epoch]
             if epoch > 0:
-                print(f"[train] resuming from epoch {epoch + 1}", flush=True)
+                logger.info(f"[train] resuming from epoch {epoch + 1}")
 
     def on_epoch_end(self, epoch, logs=None):
         entry = {"epoch": epoch + 1, "time": time.time()}

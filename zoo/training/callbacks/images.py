@@ -1,6 +1,7 @@
 """Images drawn after every Nth epoch and after the last: attention heatmaps of fixed dev pairs, the dev
 confusion matrix (`RunConfig.images_every`, `train.py --images-every`)."""
 
+import logging
 import os
 
 import keras
@@ -12,6 +13,8 @@ from zoo.data.trees import element_labels
 from zoo.plotting import ATTENTION_SCALES, attention_scale, plot_attention
 from zoo.runs.evaluation import confusion_matrix, predict_labels
 from zoo.training.callbacks.tensorboard import figure_to_image, write_confusion_image
+
+logger = logging.getLogger(__name__)
 
 
 class EveryNthEpoch(keras.callbacks.Callback):
@@ -84,7 +87,7 @@ class AttentionImages(EveryNthEpoch):
         outputs = self.model.explain(self.inputs)
         if "attention" not in outputs:
             self.enabled = False
-            print("[train] the model has no attention: no attention images", flush=True)
+            logger.warning("[train] the model has no attention: no attention images")
             return
         # Step N for epoch N, as the console, history.json and the image titles count.
         self.write(epoch + 1, {key: np.asarray(value) for key, value in outputs.items()})

@@ -7,10 +7,13 @@ records the same facts in `results.json` (`loss_growth`). Training goes on: the 
 keeps the best dev accuracy, and the run's figures are what they are.
 """
 
+import logging
 import math
 
 import keras
 import numpy as np
+
+logger = logging.getLogger(__name__)
 
 GROWTH = 1000.0
 
@@ -59,9 +62,9 @@ class LossGrowthGuard(keras.callbacks.Callback):
         elif self.first > 0 and loss > self.growth * self.first:
             self.flagged = {"first_loss": self.first, "loss": loss, "growth": loss / self.first,
                             "epoch": self.epoch + 1, "step": batch + 1}
-            print(f"[train] warning: the training loss grew {loss / self.first:,.0f}-fold over its first value "
-                  f"({self.first:.4g} to {loss:.4g} at epoch {self.epoch + 1}, step {batch + 1}): the learning rate "
-                  f"is likely far too large (recorded in results.json as loss_growth)", flush=True)
+            logger.warning(f"[train] warning: the training loss grew {loss / self.first:,.0f}-fold over its first "
+                           f"value ({self.first:.4g} to {loss:.4g} at epoch {self.epoch + 1}, step {batch + 1}): the "
+                           "learning rate is likely far too large (recorded in results.json as loss_growth)")
 
     def report(self):
         """What `results.json` records: the flagged growth, or None."""

@@ -1,10 +1,13 @@
 """Learning-rate schedules: per-epoch decay (Wang & Jiang's 0.95) and Chen et al.'s halve-on-plateau."""
 
+import logging
 import os
 
 from zoo.errors import ConfigError
 from zoo.settings import LearningRateDecay
 from zoo.training.callbacks.monitor import ReplayingMonitor
+
+logger = logging.getLogger(__name__)
 
 
 def learning_rate_schedule(learning_rate, decay):
@@ -108,13 +111,13 @@ class HalveOnPlateau(ReplayingMonitor):
 
     def on_no_improvement(self, epoch, logs):
         if not self._halved:
-            print(f"[train] no {self.monitor} improvement for {self.wait} epoch(s): the learning rate halves "
-                  f"after {self.wait_epochs}", flush=True)
+            logger.info(f"[train] no {self.monitor} improvement for {self.wait} epoch(s): the learning rate halves "
+                        f"after {self.wait_epochs}")
             return
-        print(f"[train] no {self.monitor} improvement: learning rate halved to {self.learning_rate:.3g} "
-              f"(halving {self.halvings}), best weights reloaded", flush=True)
+        logger.info(f"[train] no {self.monitor} improvement: learning rate halved to {self.learning_rate:.3g} "
+                    f"(halving {self.halvings}), best weights reloaded")
         if os.path.exists(self.best_path):
             self.model.load_weights(self.best_path)
         if self.max_halvings is not None and self.halvings > self.max_halvings:
             self.model.stop_training = True
-            print(f"[train] early stopping: {self.halvings} halvings (more than {self.max_halvings})", flush=True)
+            logger.info(f"[train] early stopping: {self.halvings} halvings (more than {self.max_halvings})")

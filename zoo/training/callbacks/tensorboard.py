@@ -2,12 +2,15 @@
 
 import io
 import json
+import logging
 import os
 
 import keras
 import tensorflow as tf
 
 from zoo.plotting import plot_confusion, pyplot
+
+logger = logging.getLogger(__name__)
 
 
 def figure_to_image(figure):
@@ -144,7 +147,7 @@ def write_hparams_session(logdir, hparams, trial_id):
     try:
         from tensorboard.plugins.hparams import api as hp
     except ImportError:
-        print("[train] the tensorboard package is not installed: hyperparameters not logged", flush=True)
+        logger.warning("[train] the tensorboard package is not installed: hyperparameters not logged")
         return
     import shutil
 
@@ -159,14 +162,15 @@ def write_hparams_session(logdir, hparams, trial_id):
 
 
 def write_hparams_metrics(logdir, results):
-    """Writes the reported metrics of a scored run (`results.json`'s `dev_accuracy`, `test_accuracy`,
+    """Writes the reported metrics of a scored run (its `RunResults`: `dev_accuracy`, `test_accuracy`,
     `best_epoch`, `epochs_run`) into its HParams session (`LOGDIR/hparams`), at the step of the last epoch."""
-    step = int(results.get("epochs_run") or 0)
+    step = int(results.epochs_run or 0)
     writer = tf.summary.create_file_writer(os.path.join(logdir, HPARAMS_RUN))
     with writer.as_default(), tf.summary.record_if(True):
         for key, description in HPARAMS_METRICS.items():
-            if results.get(key) is not None:
-                tf.summary.scalar(key, float(results[key]), step=step, description=description)
+            value = getattr(results, key)  # the metrics are fields of `RunResults`
+            if value is not None:
+                tf.summary.scalar(key, float(value), step=step, description=description)
         try:  # the session's status: "Success" in the table
             from tensorboard.plugins.hparams import api_pb2, summary as hparams_summary
         except ImportError:
