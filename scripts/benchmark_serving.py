@@ -18,7 +18,9 @@ What is measured, for every model (a 40,000-word vocabulary, 300-d vectors, the 
   `zoo.layers.loop_choice`); `saved_model:keras-loops` (`--keras-loops`) the same export with the
   bi-LSTMs on Keras's loops (`model.lstm_loop = "keras"`: before/after packing); `saved_model:packed-loops`
   (`--packed-loops`) with the packed loop at every batch size (`model.lstm_loop = "packed"`: before/after
-  TensorFlow's LSTM kernel for one pair); `saved_model:whole` exported with
+  TensorFlow's LSTM kernel for one pair); `saved_model:kernel-design` (`--kernel-design`) with one pair's
+  bi-LSTMs on TensorFlow's LSTM kernel instead of the step loop (`zoo.layers.tensorflow_lstm.DESIGN`);
+  `saved_model:whole` exported with
   `--chunk-size 0` (`--whole-batches`: each batch whole, padded to its longest sentences);
   `saved_model+xla` exported with `--xla-max-batch N` (small batches through XLA);
 - `keras`: the Keras model from token ids through `model.predict_on_batch` (Keras's own inference, what
@@ -198,6 +200,9 @@ def build_parser():
     parser.add_argument("--packed-loops", action="store_true",
                         help="also measure the SavedModel exported with the packed bi-LSTM loop at every batch size "
                              "(before/after TensorFlow's LSTM kernel for one pair)")
+    parser.add_argument("--kernel-design", action="store_true",
+                        help="also measure the SavedModel exported with one pair's bi-LSTMs on TensorFlow's LSTM "
+                             "kernel (zoo.layers.tensorflow_lstm's \"kernel\" design) instead of the step loop")
     parser.add_argument("--gemm-seconds", type=SECONDS, default=1.0,
                         help="seconds per shape of the machine's GEMM peak measurement (0: skip it)")
     parser.add_argument("--whole-batches", action="store_true",

@@ -2,16 +2,18 @@
 
     python scripts/loop_crossover.py --batches 1,2,3,4,8 --inter 1,2
 
-For each inter-op thread count (one intra-op thread each, a fresh subprocess each), a paper-size ESIM (random
-weights, a 2,000-word vocabulary; `--hidden-size` for another size) is traced once per variant with open
-shapes: `kernel`, the bi-LSTMs on TensorFlow's kernel at every batch size (the "block" loop with `KERNEL_ROWS`
-lifted while tracing), and `packed`, the packed loop (`model.lstm_loop = "packed"`). Each is called on 20
-random batches per size (premises of 6-23 words, hypotheses of 4-11, as SNLI's), three passes, the variants
-alternating twice; printed: each variant's best median milliseconds per call and their ratio (packed / kernel:
-above 1, the kernel is faster). The machine comes first (CPU, flags, L2 a core: where the crossover falls
-depends on the cache that holds the weights); `--record` appends the figures to
-`results/loop-crossover/<machine id>.jsonl`. The measurement behind `zoo.layers.loop_choice.KERNEL_ROWS`; not
-a test.
+For each inter-op thread count (one intra-op thread each, a fresh subprocess each), a paper-size ESIM
+(random weights, a 2,000-word vocabulary; `--hidden-size` for another size) is traced once per variant with
+open shapes: `kernel`, the bi-LSTMs on the few-rows loop at every batch size (the "block" loop with
+`KERNEL_ROWS` lifted while tracing, in `--design`: `steps`, the step loop that reads only U, or `kernel`,
+TensorFlow's `BlockLSTMV2`; default `zoo.layers.tensorflow_lstm.DESIGN`), and `packed`, the packed loop
+(`model.lstm_loop = "packed"`). Each is called on 20 random batches per size
+(premises of 6-23 words, hypotheses of 4-11, as SNLI's), three passes, the variants alternating twice;
+printed: each variant's best median milliseconds per call and their ratio (packed / kernel: above 1, the
+kernel is faster). The machine comes first (CPU, flags, L2 a core: where the crossover falls depends on
+the cache that holds the weights); `--record` appends the figures to
+`results/loop-crossover/<machine id>.jsonl`. The measurement behind `zoo.layers.loop_choice.KERNEL_ROWS`;
+not a test.
 """
 
 import argparse
@@ -26,7 +28,7 @@ from zoo.measurements import child as protocol
 from zoo.measurements import machine
 
 
-def measure(batches, inter, hidden_size=300):
+def measure(batches, inter, hidden_size=300, design=None):
     """Runs in the subprocess: prints one line per batch size, then emits the figures."""
     import keras
     import numpy as np
@@ -49,6 +51,7 @@ def measure(batches, inter, hidden_size=300):
         return out
 
     import zoo.layers.recurrent as recurrent
+    from zoo.layers import tensorflow_lstm
 
     def traced(loop, kernel_rows):
         def call(premise, hypothesis):
@@ -57,10 +60,11 @@ def measure(batches, inter, hidden_size=300):
 
         function = tf.function(call, input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2)
         kept, recurrent.KERNEL_ROWS = recurrent.KERNEL_ROWS, kernel_rows  # read while tracing, as the loop
+        kept_design, tensorflow_lstm.DESIGN = tensorflow_lstm.DESIGN, design or tensorflow_lstm.DESIGN
         try:
             function.get_concrete_function()
         finally:
-            recurrent.KERNEL_ROWS = kept
+            recurrent.KERNEL_ROWS, tensorflow_lstm.DESIGN = kept, kept_design
         return function
 
     functions = {"kernel": traced("auto", 1 << 30), "packed": traced("packed", recurrent.KERNEL_ROWS)}
@@ -99,6 +103,8 @@ def main(argv=None):
     parser.add_argument("--batches", default="1,2,3,4,8", help="pairs per call, comma-separated")
     parser.add_argument("--inter", default="1,2", help="inter-op thread counts, comma-separated")
     parser.add_argument("--hidden-size", type=COUNT, default=300, help="ESIM's size (300: the paper's)")
+    parser.add_argument("--design", default=None, choices=("steps", "kernel"),
+                        help="the few-rows loop's design (default: zoo.layers.tensorflow_lstm.DESIGN)")
     add_record_options(parser)
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -107,14 +113,16 @@ def main(argv=None):
     except ValueError:
         parser.error("--batches and --inter take counts separated by commas, e.g. 1,2,3")
     if args.child is not None:
-        return measure(batches, args.child, args.hidden_size)
+        return measure(batches, args.child, args.hidden_size, args.design)
     info = machine.describe(seconds=0)
     print("\n".join(machine.lines(info)), flush=True)
     figures = {}
     for inter in inters:
         env = dict(os.environ, TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS=str(inter), TF_CPP_MIN_LOG_LEVEL="3")
         done = subprocess.run([sys.executable, os.path.abspath(__file__), "--batches", args.batches, "--hidden-size",
-                               str(args.hidden_size), "--child", str(inter)], env=env, capture_output=True, text=True)
+                               str(args.hidden_size), "--child", str(inter)]
+                              + (["--design", args.design] if args.design else []),
+                              env=env, capture_output=True, text=True)
         print("\n".join(line for line in done.stdout.splitlines() if not line.startswith(protocol.RESULT_MARK)),
               flush=True)
         result = protocol.parse(done.stdout)
@@ -124,7 +132,7 @@ def main(argv=None):
             return 1
         figures.update(result)
     save(args, "loop-crossover", {name: [value] for name, value in figures.items()}, info,
-         notes=f"ESIM hidden size {args.hidden_size}")
+         notes=f"ESIM hidden size {args.hidden_size}, design {args.design or 'default'}")
     return 0
 
 

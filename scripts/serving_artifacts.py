@@ -56,6 +56,7 @@ def build_artifacts(args, model_name, pairs):
     wanted += [("saved_model+xla", args.xla_max_batch, chunk)] if args.xla_max_batch else []
     wanted += [("saved_model:keras-loops", 0, chunk)] if args.keras_loops else []
     wanted += [("saved_model:packed-loops", 0, chunk)] if args.packed_loops else []
+    wanted += [("saved_model:kernel-design", 0, chunk)] if args.kernel_design else []
     if args.variants and not args.profile:  # only the exports asked for (none for Keras or LiteRT alone)
         wanted = [w for w in wanted if w[0] in args.variants]
     for name, xla, chunk in wanted:
@@ -66,8 +67,15 @@ def build_artifacts(args, model_name, pairs):
                 run.model.lstm_loop = name.split(":")[1][:-len("-loops")]  # as a user asks it (zoo.layers.loop_choice)
             log(f"{model_name}: exporting {name}")
             shutil.rmtree(model_dir, ignore_errors=True)
-            export_saved_model(run, model_dir, 1, xla_max_batch=xla, chunk_size=chunk,
-                               batch_sizes=(1, 2, 4, 8, 16, 32, 64, 128, 256))
+            from zoo.layers import tensorflow_lstm
+
+            kept = tensorflow_lstm.DESIGN  # read while tracing: the kernel design stays with its export
+            tensorflow_lstm.DESIGN = "kernel" if name.endswith(":kernel-design") else kept
+            try:
+                export_saved_model(run, model_dir, 1, xla_max_batch=xla, chunk_size=chunk,
+                                   batch_sizes=(1, 2, 4, 8, 16, 32, 64, 128, 256))
+            finally:
+                tensorflow_lstm.DESIGN = kept
         artifacts[name] = os.path.join(model_dir, "1")
     for quantize in args.quantize:
         for batch in TFLITE_BATCHES:

@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from tests.support.jax_checks import jax_report
 from tests.support.recurrent import both_paths, make_inputs, make_layer, same_step_on_either_loop
+from zoo.layers import tensorflow_lstm
 from zoo.layers.loop_choice import KERNEL_ROWS, choose_loop
 from zoo.layers.recurrent import BidirectionalLSTM
 
@@ -136,6 +137,32 @@ def test_the_kernel_runs_eagerly_on_empty_rows_and_only_at_float32():
     assert empty.shape == (2, 3, 8) and np.all(empty == 0)
     assert choose_loop("auto", "tensorflow", "cpu", False, False, "bfloat16") == "packed"
     assert choose_loop("block", "tensorflow", "cpu", False, False, "float16") == "packed"
+
+
+@pytest.mark.parametrize("design", tensorflow_lstm.DESIGNS)
+def test_both_few_rows_designs_equal_keras_at_every_length_in_one_graph(design):
+    """The step loop (`UNROLL` steps an iteration, then the rest one at a time) and TensorFlow's kernel give
+    Keras's LSTM outputs in one graph with open shapes, for one and two rows of every length from none to past
+    two unrolled iterations (every remainder), and padding after a row's words changes none of its outputs."""
+    layer = make_layer()
+    rng = np.random.default_rng(7)
+    length = 2 * tensorflow_lstm.UNROLL + 2
+    x = rng.normal(size=(2, length + 3, 6)).astype("float32")
+    cells = layer.forward_layer.cell, layer.backward_layer.cell
+    run = tf.function(lambda x, lengths: tensorflow_lstm.few_rows_bidirectional(x, lengths, *cells, design=design),
+                      input_signature=[tf.TensorSpec([None, None, 6]), tf.TensorSpec([None], tf.int32)])
+    for n in range(length + 1):
+        for lengths in ([n], [n, max(n - 3, 0)], [max(n - 1, 0), n]):
+            rows = len(lengths)
+            mask = np.arange(length) < np.array(lengths)[:, None]
+            ours = np.asarray(run(x[:rows, :length], np.array(lengths, "int32")))
+            reference = np.asarray(layer(x[:rows, :length], mask=mask, loop="keras"))
+            np.testing.assert_allclose(ours, reference, atol=TOLERANCE, rtol=0, err_msg=f"lengths {lengths}")
+            assert np.all(ours[~mask] == 0)
+            padded = np.asarray(run(x[:rows], np.array(lengths, "int32")))  # three more padding positions
+            np.testing.assert_array_equal(padded[:, :length], ours)
+    with pytest.raises(ValueError, match="design must be one of steps, kernel"):
+        tensorflow_lstm.few_rows_bidirectional(x, np.array([1, 1], "int32"), *cells, design="fast")
 
 
 @pytest.mark.parametrize("loop, rows, expected", [("auto", (1, 1), "block_call"), ("auto", (5, 3), "packed_call"),

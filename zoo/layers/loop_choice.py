@@ -9,9 +9,9 @@
 - `"fused"`: one loop over every position of both directions, the input products taken out of it, with a
   hand-written gradient; fixed shapes, so it runs under XLA and JAX too.
 - `"block"`: inference under TensorFlow on a CPU: a batch of at most `KERNEL_ROWS` rows (one pair's premise
-  and hypothesis) runs TensorFlow's own LSTM kernel, one op per direction for the whole sequence
-  (`zoo.layers.tensorflow_lstm`: at one pair the packed loop's thirty-odd ops a step cost more than its
-  products); a larger batch runs the packed loop.
+  and hypothesis) runs `zoo.layers.tensorflow_lstm`'s few-rows loop (a step loop that reads only U per
+  step, or TensorFlow's own LSTM kernel: at one pair the packed loop's thirty-odd ops a step cost more
+  than its products); a larger batch runs the packed loop.
 - `"keras"`: Keras's `Bidirectional(LSTM)` (cuDNN on a TensorFlow GPU, `lax.scan` under JAX).
 
 The table (`requested` is the user's choice: the model's `lstm_loop`, or the layer's `loop`):

@@ -26,8 +26,8 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
     the device, `training`, whether the graph compiles with fixed shapes (`xla`, told by the caller: the
     zoo's models pass their own `jit_compile`) and the loop asked for (the call's `loop`, else the layer's):
     on a CPU under TensorFlow, the packed loop for training and for inference on more than `KERNEL_ROWS` rows
-    (`packed_call`: no work on padding) and TensorFlow's own LSTM kernel for inference on fewer
-    (`block_call`); under XLA or JAX, the fused loop for a training step and Keras's `Bidirectional` for
+    (`packed_call`: no work on padding) and `zoo.layers.tensorflow_lstm`'s few-rows loop for inference on
+    fewer (`block_call`); under XLA or JAX, the fused loop for a training step and Keras's `Bidirectional` for
     inference; on a GPU, Keras's (cuDNN under TensorFlow, `lax.scan` under JAX).
 
     The fused loop (the LSTM as Keras computes it, gates i, f, g, o):
@@ -198,16 +198,16 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         return ops.reshape(ops.take(states, both, axis=0), (batch, length, 2 * self.units))  # [B, L, 2h]
 
     def block_call(self, x, mask=None, transform=None):
-        """Inference on a few rows with TensorFlow's own LSTM kernel, one op per direction for the whole
-        sequence (`zoo.layers.tensorflow_lstm`; the `"block"` loop, TensorFlow only): `x` `[B, L, D]`,
-        `mask` `[B, L]` (right padding) -> `[B, L, 2h]`, zeros at masked positions. The kernel computes
-        every row for as many steps as the longest has words; at a few rows a step costs its kernel's
-        read, not its rows. `transform` runs on every position here."""
-        from zoo.layers.tensorflow_lstm import block_bidirectional  # TensorFlow only: this loop's kernel
+        """Inference on a few rows (`zoo.layers.tensorflow_lstm`'s step loop, which reads only U per step,
+        or TensorFlow's own LSTM kernel; the `"block"` loop, TensorFlow only): `x` `[B, L, D]`, `mask`
+        `[B, L]` (right padding) -> `[B, L, 2h]`, zeros at masked positions. Every row runs for as many
+        steps as the longest has words; at a few rows a step costs its weights' read, not its rows.
+        `transform` runs on every position here."""
+        from zoo.layers.tensorflow_lstm import few_rows_bidirectional  # TensorFlow only: this loop's kernels
 
         if transform is not None:
             x = transform(x)
-        return block_bidirectional(x, real_lengths(mask, x), self.forward_layer.cell, self.backward_layer.cell)
+        return few_rows_bidirectional(x, real_lengths(mask, x), self.forward_layer.cell, self.backward_layer.cell)
 
     def fused_call(self, x, mask=None, training=True):
         """The fused loop (class docstring): `x` `[B, L, D]`, `mask` `[B, L]` -> `[B, L, 2h]`."""
