@@ -316,7 +316,7 @@ def test_documented_tree_request_is_answered(syntactic_model):
 def test_a_malformed_parse_is_refused_naming_the_field_and_row(syntactic_model, parse, reason):
     instances = [dict(zip(INPUT_NAMES + PARSE_INPUT_NAMES, pair)) for pair in PAIRS]
     instances[1] = dict(instances[1], hypothesis_binary_parse=parse)
-    with pytest.raises(RequestError, match=re.escape(f"hypothesis_binary_parse[1]: ") + ".*" + re.escape(reason)):
+    with pytest.raises(RequestError, match=re.escape("hypothesis_binary_parse[1]: ") + ".*" + re.escape(reason)):
         rest_predict(syntactic_model, {"instances": instances})
     with pytest.raises(RequestError, match="keys"):   # the parses are part of the signature
         rest_predict(syntactic_model, {"instances": [{"premise": "A man.", "hypothesis": "A man."}]})
@@ -485,6 +485,7 @@ def test_warmup_requests_cover_every_shape_class_and_run(exported, request, name
 def test_batching_parameters_and_models_config_parse(exported, tmp_path):
     from google.protobuf import text_format
     from tensorflow_serving.config import model_server_config_pb2
+
     from zoo.export import serving_files
 
     model_dir = Path(entry_for(exported, DOC_MODEL, "saved_model")["saved_model"]).parent
@@ -656,11 +657,12 @@ def test_float16_and_option_errors(exported, tmp_path, capsys):
     run = own_run(exported, DOC_MODEL, tmp_path)
     path = export_tflite(run, str(tmp_path / "f16"), batch_size=1, quantize="float16")
     nli = TFLiteNLI(path)
-    np.testing.assert_allclose(nli.predict_probabilities(PAIRS[:1]), exported[DOC_MODEL]["reference"]["probabilities"][:1],
-                               atol=1e-3)
+    reference = exported[DOC_MODEL]["reference"]["probabilities"][:1]
+    np.testing.assert_allclose(nli.predict_probabilities(PAIRS[:1]), reference, atol=1e-3)
     assert nli.metadata["quantize"] == "float16"
     for argv, message in ((["--quantize", "float16"], "--quantize applies to --format tflite"),
-                          (["--format", "tflite", "--xla-max-batch", "4"], "--xla-max-batch applies to --format saved_model"),
+                          (["--format", "tflite", "--xla-max-batch", "4"],
+                           "--xla-max-batch applies to --format saved_model"),
                           (["--allowed-batch-sizes", "0,2"], "positive integers")):
         with pytest.raises(SystemExit) as stop:
             export_script.main(["--run-dir", exported[DOC_MODEL]["run_dir"], "--out", str(tmp_path / "x"), *argv])

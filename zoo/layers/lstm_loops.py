@@ -87,8 +87,11 @@ def lstm_loop(steps, recurrent):
 
         _, (_, _, dz) = ops.scan(backward_step, (zeros, zeros, ops.zeros_like(steps[0])), inputs, reverse=True)
         previous_states = ops.concatenate([ops.expand_dims(zeros, 0), states[:-1]], axis=0)  # h_{t-1}
-        by_direction = lambda t: ops.reshape(ops.transpose(ops.reshape(t, (-1, directions, batch, ops.shape(t)[-1])),
-                                                           (1, 0, 2, 3)), (directions, -1, ops.shape(t)[-1]))
+        def by_direction(t):  # [L, D*B, n] -> [D, L*B, n]
+            width = ops.shape(t)[-1]
+            return ops.reshape(ops.transpose(ops.reshape(t, (-1, directions, batch, width)), (1, 0, 2, 3)),
+                               (directions, -1, width))
+
         d_recurrent = ops.matmul(ops.transpose(by_direction(previous_states), (0, 2, 1)), by_direction(dz))
         return dz, d_recurrent                                                               # [L, D*B, 4h], [D, h, 4h]
 
