@@ -8,6 +8,7 @@ checks compare the page with the models' own predictions, not with gold labels.
 
 import html
 import socket
+import subprocess
 import sys
 
 import numpy as np
@@ -19,7 +20,7 @@ from gradio_client import Client  # noqa: E402
 from gradio_client.exceptions import AppError  # noqa: E402
 
 from tests.support.exports import PAIRS  # noqa: E402
-from tests.support.runs import finished_run, make_run  # noqa: E402
+from tests.support.runs import finished_run, make_run, subprocess_env  # noqa: E402
 from zoo.commands import demo as demo_command  # noqa: E402
 from zoo.demo.app import MAX_WORDS, build_app, launch, shipped_examples  # noqa: E402
 from zoo.demo.display import heatmaps  # noqa: E402
@@ -211,13 +212,20 @@ def test_the_page_says_when_a_run_is_unfinished_and_when_a_sentence_is_cut(runs,
     """A run without results (training, or stopped) is named as such above its column and in the terminal,
     with the epoch of the weights shown; a sentence beyond the model's maximum length is said cut, as the
     commands count it (a toast on the page, a line in the terminal)."""
-    from zoo import fileio
     from zoo.demo import app as demo_app
 
     model = open_model(runs["rocktaschel_wbw"])
     assert "is unfinished: it stopped before its results" in model.note and "0 of" in model.note
-    with fileio.DirectoryLock(runs["rocktaschel_wbw"]):  # a process trains it now
-        assert "is being trained (PID" in open_model(runs["rocktaschel_wbw"]).note
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from zoo.fileio import DirectoryLock; "
+                               "held = DirectoryLock(sys.argv[1]).acquire(); print('held', flush=True); "
+                               "time.sleep(120)", runs["rocktaschel_wbw"]],
+                              stdout=subprocess.PIPE, text=True, env=subprocess_env())
+    try:  # another process trains it now (this process's own lock is never another writer)
+        assert holder.stdout.readline().strip() == "held"
+        assert f"is being trained (PID {holder.pid}" in open_model(runs["rocktaschel_wbw"]).note
+    finally:
+        holder.kill()
+        holder.wait()
     assert open_model(runs["esim"]).note is None  # finished
     toasts = []
     monkeypatch.setattr(demo_app.gr, "Warning", toasts.append)
