@@ -663,7 +663,7 @@ def test_float16_and_option_errors(exported, tmp_path, capsys):
     for argv, message in ((["--quantize", "float16"], "--quantize applies to --format tflite"),
                           (["--format", "tflite", "--xla-max-batch", "4"],
                            "--xla-max-batch applies to --format saved_model"),
-                          (["--allowed-batch-sizes", "0,2"], "positive integers")):
+                          (["--allowed-batch-sizes", "0,2"], "whole numbers from 1 to 65,536")):
         with pytest.raises(SystemExit) as stop:
             export_script.main(["--run-dir", exported[DOC_MODEL]["run_dir"], "--out", str(tmp_path / "x"), *argv])
         assert stop.value.code == 2 and message in capsys.readouterr().err

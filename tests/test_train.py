@@ -465,7 +465,7 @@ def test_a_resumed_run_equals_the_uninterrupted_one(tmp_path, monkeypatch):
     # Shuffled, bucketed, with the preset's dropout: the data order and the dropout masks of epoch 3 must
     # not depend on whether the process that trains it also trained epochs 1 and 2.
     common = ["--epochs", "3", "--attention-examples", "0", "--log-every", "0", *ONE_SHAPE]
-    assert zoo.get_preset(MODEL).model.dropout > 0
+    assert zoo.get_preset(MODEL).model["dropout"] > 0
     traces = []  # Python runs a step's code only while tf.function traces it
     keras_train_step = NLIModel.train_step
     with monkeypatch.context() as patch:

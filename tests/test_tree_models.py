@@ -50,7 +50,7 @@ def test_esim_tree_reads_full_binary_trees_and_trains_under_xla():
     reading, the same model where every length is a power of two."""
     import keras
 
-    assert zoo.get_preset("esim_tree").model.complete_trees == "padded"
+    assert zoo.get_preset("esim_tree").model["complete_trees"] == "padded"
     batch = tc.random_pairs(batch=8, max_premise=5, max_hypothesis=4)
     padded = tc.make_model("esim_tree")
     carried = tc.make_model("esim_tree", complete_trees="carried")

@@ -97,6 +97,7 @@ def check_every_model(out):
             # One training step on the pairs alone (a syntactic tree model then reads complete trees): Adam
             # moves every weight whose gradient is non-zero; a weight without gradient stays bit-identical.
             model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            tc.perturb_zero_kernels(model)
             weights = [np.array(v) for v in model.trainable_variables]
             entry["loss"] = float(model.train_on_batch(pairs, np.arange(4) % 3))
             entry["unchanged"] = [v.path for w, v in zip(weights, model.trainable_variables)

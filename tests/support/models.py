@@ -74,6 +74,15 @@ def unbuilt_state_warnings(caught):
     return [str(w.message) for w in caught if any(text in str(w.message) for text in UNBUILT_STATE_WARNINGS)]
 
 
+def perturb_zero_kernels(model, seed=0):
+    """Gives every 2-D kernel that starts at zero by choice (the attention models' W^p, Rocktäschel et al. Eq. 10,
+    14) small random values: at zero it blocks the gradient of what feeds it at the first step only, so a check
+    that one step moves every weight would see W^y, W^h and w still."""
+    for weight in model.trainable_weights:
+        if len(weight.shape) == 2 and not np.any(np.asarray(weight)):
+            weight.assign(np.random.default_rng(seed).normal(0, 0.1, weight.shape).astype("float32"))
+
+
 def random_pairs(batch=6, max_premise=7, max_hypothesis=5, seed=0):
     """Right-padded random id batches with varied real lengths (at least one token each)."""
     rng = np.random.default_rng(seed)

@@ -14,7 +14,7 @@ import logging
 import sys
 
 # The loggers whose messages go to stderr (each with the modules below it).
-STDERR_LOGGERS = ("zoo.data.vectors", "zoo.presets", "zoo.demo")
+STDERR_LOGGERS = ("zoo.data.vectors", "zoo.presets", "zoo.demo", "zoo.fileio.lock")
 LEVELS = {"quiet": logging.WARNING, None: logging.INFO, "verbose": logging.DEBUG}
 
 
