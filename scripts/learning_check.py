@@ -150,13 +150,15 @@ def main(argv=None):
     if results:  # with --record: results/learning_check/<machine id>.jsonl
         from zoo.measurements import machine as measured_machine
 
-        figures = {}
+        figures = {"seed": [args.seed]}
         for r in results:
             figures[f"{r['model']}/held_out_accuracy"] = [r["held_out_accuracy"]]
+            figures[f"{r['model']}/learns"] = [float(r["learns"])]
             for epoch, loss in enumerate(r["train_loss"], start=1):
                 figures[f"{r['model']}/train_loss/{epoch}"] = [loss]
         save(args, "learning_check", figures, measured_machine.describe(0),
-             notes=f"{len(train)} training pairs, {args.epochs} epochs, hidden size {args.hidden_size or 'preset'}")
+             notes=f"{len(train)} training pairs, {args.epochs} epochs, hidden size {args.hidden_size or 'preset'}"
+                   + "".join(f", {setting}" for setting in args.overrides))  # --set: other conditions, another row
     return 0
 
 

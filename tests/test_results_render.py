@@ -93,6 +93,33 @@ def test_the_other_tables_from_a_tiny_folder(tmp_path):
         "| AMD EPYC 25/17 | 64 | 120.0 / 100.0 / 80.0 | **1.50x / 1.25x** |  |  |"
 
 
+def test_learning_check_rows_gather_the_seeds_and_a_rerun_of_a_seed_replaces_it(tmp_path):
+    folder = str(tmp_path / "results")
+    conditions = "3000 training pairs, 4 epochs, hidden size preset"
+    for seed, accuracy, learns in ((0, 0.49, 0.0), (1, 0.60, 1.0), (0, 0.51, 1.0)):  # the last reruns seed 0
+        figures = {"seed": [seed], "m/held_out_accuracy": [accuracy], "m/learns": [learns],
+                   "m/train_loss/1": [1.07], "m/train_loss/2": [1.04]}
+        append_record(make_record("learning_check", figures, machine_info(), notes=conditions), folder)
+    append_record(make_record("learning_check", {"seed": [0], "m/held_out_accuracy": [0.4], "m/learns": [0.0]},
+                              machine_info(), notes="other conditions"), folder)
+    lines = render("learning-check", load_results(folder)).splitlines()
+    assert lines[2] == (f"| `m` | AMD EPYC 25/17 | {conditions} | 0, 1 | 1.070, 1.040; 1.070, 1.040 | "
+                        "0.510, 0.600 (mean 0.555) | yes |")
+    assert lines[3] == "| `m` | AMD EPYC 25/17 | other conditions | 0 |  | 0.400 | no |"
+
+
+def test_esim_level_gives_each_side_its_mean_and_the_run_level_interval(tmp_path):
+    folder = str(tmp_path / "results")
+    figures = {"zoo/test_accuracy": [0.50, 0.52, 0.57], "zoo/test_accuracy_mean": [0.53],
+               "reference/test_accuracy": [0.48, 0.50, 0.52], "reference/test_accuracy_mean": [0.50],
+               "difference/runs_interval_low": [-0.01], "difference/runs_interval_high": [0.07],
+               "difference/runs_p_value": [0.12]}
+    append_record(make_record("esim_level", figures, machine_info(), notes="7200 pairs"), folder)
+    assert render("esim-level", load_results(folder)).splitlines()[2] == \
+        "| AMD EPYC 25/17 | 7200 pairs | 53.00 (3 seeds, 50.00-57.00) | 50.00 (3 seeds, 48.00-52.00) | " \
+        "[-1.00, +7.00] | 0.12 |"
+
+
 def test_a_page_block_is_refilled_and_an_unknown_table_named_with_its_line():
     text = "# Page\n\n<!-- results: suite -->\nold\n<!-- /results -->\n"
     new, ids = render_blocks(text, {})

@@ -5,8 +5,9 @@ so a figure in the docs is the figure in its record.
 
 Tables (`TABLES`): `serving` (the served SavedModel of ESIM at paper size against the PyTorch reference),
 `training` (training speed against the reference), `suite` (the test suite's time), `loop-crossover` (the
-packed loop over TensorFlow's LSTM kernel by batch size) and `machines` (the CPUs measured and their GEMM
-peak). `render_blocks(text, results)` fills every block of a page.
+packed loop over TensorFlow's LSTM kernel by batch size), `machines` (the CPUs measured and their GEMM
+peak), `learning-check` (whether the models learn from the first epoch) and `esim-level` (the zoo's ESIM
+against the reference, trained alike). `render_blocks(text, results)` fills every block of a page.
 """
 
 import re
@@ -193,8 +194,65 @@ def machines(results):
                  ["---", "---", "---", "---", "---:", "---:", "---:", "---:"])
 
 
+def learning_check(results):
+    """Whether each model learns from the first epoch (`scripts/learning_check.py`): a row per model, CPU and
+    conditions (the record's notes), each seed's training loss by epoch, held-out accuracy and verdict; a
+    later record of the same seed replaces an earlier one."""
+    runs = {}  # (model, CPU, conditions) -> {seed: (losses, accuracy, learns)}
+    for _, records in sorted(results.get("learning_check", {}).items()):
+        for record in records:
+            seed = value(record, "seed")
+            models = {name.split("/")[0] for name in record["figures"] if name.endswith("/held_out_accuracy")}
+            for model in sorted(models):
+                epochs = sorted(int(m.group(1)) for name in record["figures"]
+                                if (m := re.fullmatch(rf"{re.escape(model)}/train_loss/(\d+)", name)))
+                losses = [value(record, f"{model}/train_loss/{epoch}") for epoch in epochs]
+                learns = value(record, f"{model}/learns")
+                key = (model, cpu_cell(record), record.get("notes") or "")
+                runs.setdefault(key, {})[None if seed is None else int(seed)] = (
+                    losses, value(record, f"{model}/held_out_accuracy"), learns)
+    rows = []
+    for (model, cpu, conditions), seeds in runs.items():
+        order = sorted(seeds, key=lambda s: -1 if s is None else s)
+        accuracies = [seeds[s][1] for s in order if seeds[s][1] is not None]
+        verdicts = {seeds[s][2] for s in order}
+        rows.append([f"`{model}`", cpu, conditions, ", ".join("?" if s is None else str(s) for s in order),
+                     "; ".join(", ".join(number(x, 3) for x in seeds[s][0]) for s in order),
+                     ", ".join(number(x, 3) for x in accuracies)
+                     + (f" (mean {number(sum(accuracies) / len(accuracies), 3)})" if len(accuracies) > 1 else ""),
+                     "yes" if verdicts == {1.0} else "no" if verdicts == {0.0} else
+                     ", ".join("" if seeds[s][2] is None else "yes" if seeds[s][2] else "no" for s in order)])
+    return table(["model", "CPU", "conditions", "seeds", "training loss by epoch (each seed)", "held-out accuracy",
+                  "learns"], rows, ["---", "---", "---", "---:", "---", "---:", "---"])
+
+
+def esim_level(results):
+    """The zoo's ESIM and the PyTorch reference trained alike (`scripts/esim_vs_reference.py`), a row per
+    CPU and conditions: each side's mean test accuracy and one-more-run interval, the difference's run-level
+    interval and p-value."""
+    rows = []
+    for _, records in sorted(results.get("esim_level", {}).items()):
+        for record in records:
+            cells = []
+            for side in ("zoo", "reference"):
+                spread = record["figures"].get(f"{side}/test_accuracy") or {}
+                mean = value(record, f"{side}/test_accuracy_mean")
+                cells.append("" if not spread else
+                             f"{number(100 * (mean if mean is not None else spread['median']), 2)}"
+                             f" ({spread['rounds']} seeds, {number(100 * spread['min'], 2)}-"
+                             f"{number(100 * spread['max'], 2)})")
+            low, high = value(record, "difference/runs_interval_low"), value(record, "difference/runs_interval_high")
+            p = value(record, "difference/runs_p_value")
+            cells.append("" if low is None else f"[{100 * low:+.2f}, {100 * high:+.2f}]")
+            cells.append("" if p is None else f"{p:.2g}")
+            rows.append([cpu_cell(record), record.get("notes") or ""] + cells)
+    return table(["CPU", "conditions", "zoo: test accuracy, mean (seeds, range)", "reference",
+                  "zoo − reference: run-level 95% interval, points", "p"], rows,
+                 ["---", "---", "---:", "---:", "---:", "---:"])
+
+
 TABLES = {"serving": serving, "training": training, "suite": suite, "loop-crossover": crossover,
-          "machines": machines}
+          "machines": machines, "learning-check": learning_check, "esim-level": esim_level}
 
 
 def render(table_id, results):
