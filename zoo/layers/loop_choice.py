@@ -43,6 +43,11 @@ LOOPS = ("packed", "block", "fused", "keras")
 # with the whole [W; U] (twice U's read) and its work on a shorter row's padding cost more than it saves. The
 # crossover is measured by `scripts/loop_crossover.py`; its record and table: docs/speed.md, "loop-crossover".
 KERNEL_ROWS = 2
+# The few-rows loop's designs (`zoo.layers.tensorflow_lstm`): "steps" reads only U per step, "kernel" is
+# TensorFlow's BlockLSTMV2 reading [W; U]. Which is faster depends on the CPU's caches; "steps" is the default
+# on any CPU, and `nli-zoo tune` measures the machine at hand (`zoo.export.loop_tuning`).
+DESIGNS = ("steps", "kernel")
+DEFAULT_DESIGN = "steps"
 REQUESTS = ("auto",) + LOOPS
 BACKENDS_WITH_OWN_LOOPS = ("tensorflow", "jax")
 
