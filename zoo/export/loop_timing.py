@@ -26,13 +26,11 @@ import tensorflow as tf
 
 from zoo.export.loop_tuning import RECORD_FORMAT
 from zoo.fileio.cpu import cpu, machine_id, software
-from zoo.layers.loop_choice import DESIGNS, KERNEL_ROWS
+from zoo.layers.loop_choice import DESIGNS, KERNEL_ROWS, TUNE_CALLS, TUNE_MODEL, TUNE_ROUNDS
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "esim"
-DEFAULT_ROUNDS = 5
-DEFAULT_CALLS = 20      # calls of each candidate per round, each on its own random pair(s)
+DEFAULT_MODEL, DEFAULT_ROUNDS, DEFAULT_CALLS = TUNE_MODEL, TUNE_ROUNDS, TUNE_CALLS
 VOCABULARY = 2_000
 PREMISE_WORDS, HYPOTHESIS_WORDS = (6, 24), (4, 12)  # [low, high) words a sentence, as SNLI's
 TWO_PAIR_ROWS = 4       # the kernel rows that let two pairs take the few-rows loop

@@ -27,14 +27,13 @@ from zoo import fileio
 from zoo.data.vectors.download import resolve_cache_dir
 from zoo.errors import UserError
 from zoo.fileio.cpu import cpu, machine_id
-from zoo.layers.loop_choice import DEFAULT_DESIGN, DESIGNS, KERNEL_ROWS
+from zoo.layers.loop_choice import DEFAULT_DESIGN, DEFAULT_DESIGN_REQUEST, DESIGN_REQUESTS, DESIGNS, KERNEL_ROWS
 
 logger = logging.getLogger(__name__)
 
 TUNING_SUBDIR = "tuning"
 RECORD_FORMAT = 1
-LOOP_REQUESTS = ("auto",) + DESIGNS  # `--loop`
-DEFAULT_LOOP = "auto"
+LOOP_REQUESTS, DEFAULT_LOOP = DESIGN_REQUESTS, DEFAULT_DESIGN_REQUEST  # `export.py --loop`
 SOURCES = ("tuned", "default", "requested")
 REMEDY = "rerun `nli-zoo tune` on this machine (or delete the file: the loop is then the default, steps)"
 

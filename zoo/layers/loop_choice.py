@@ -48,6 +48,11 @@ KERNEL_ROWS = 2
 # on any CPU, and `nli-zoo tune` measures the machine at hand (`zoo.export.loop_tuning`).
 DESIGNS = ("steps", "kernel")
 DEFAULT_DESIGN = "steps"
+DESIGN_REQUESTS = ("auto",) + DESIGNS  # `export.py --loop`: "auto" is this machine's tuned choice, else the default
+DEFAULT_DESIGN_REQUEST = "auto"
+# `nli-zoo tune`'s measurement (`zoo.export.loop_timing`): the model timed at its preset size, the rounds (the
+# candidates alternating, each one's median kept) and the calls of each candidate per round.
+TUNE_MODEL, TUNE_ROUNDS, TUNE_CALLS = "esim", 5, 20
 REQUESTS = ("auto",) + LOOPS
 BACKENDS_WITH_OWN_LOOPS = ("tensorflow", "jax")
 
