@@ -80,6 +80,9 @@ def test_the_kernel_rows_follow_the_two_pair_figures():
     assert loop_timing.choose(figures(steps=3, kernel=2, steps_x2=1, kernel_x2=6, packed_x2=5)) == \
         {"design": "kernel", "kernel_rows": KERNEL_ROWS}
     assert loop_timing.choose(figures(steps=3, kernel=2)) == {"design": "kernel", "kernel_rows": KERNEL_ROWS}
+    # inside the margin (TUNE_MARGIN, 5%) the defaults stay: steps at one pair, the packed loop at two
+    assert loop_timing.choose(figures(steps=100, kernel=97, steps_x2=98, kernel_x2=90, packed_x2=100)) == \
+        {"design": "steps", "kernel_rows": KERNEL_ROWS}
     assert [c[0] for c in loop_timing.candidates()] == [*DESIGNS, "steps x2", "kernel x2", "packed x2"]
 
 

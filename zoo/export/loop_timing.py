@@ -12,8 +12,10 @@ under its loop (`zoo.layers.recurrent.few_rows_loop`, read while tracing):
 Each round calls every candidate on the same random pairs (premises of 6-23 words, hypotheses of 4-11, as
 SNLI's), one warm-up call first; a round's figure is the median milliseconds per call, and the candidates take
 turns in alternating order from round to round (so that a drift of the machine does not favour one). Each
-candidate's figure is the median over the rounds (with the min and max). The design is the faster at one pair;
-the kernel rows are 4 where the chosen design's few-rows loop beats the packed loop at two pairs, else 2.
+candidate's figure is the median over the rounds (with the min and max). The design is the default ("steps")
+unless the other is faster at one pair by `TUNE_MARGIN` (5%) or more; the kernel rows are 4 where the chosen
+design's few-rows loop beats the packed loop at two pairs by that margin, else 2: a difference inside the
+rounds' noise keeps the default.
 """
 
 import datetime
@@ -26,7 +28,15 @@ import tensorflow as tf
 
 from zoo.export.loop_tuning import RECORD_FORMAT
 from zoo.fileio.cpu import cpu, machine_id, software
-from zoo.layers.loop_choice import DESIGNS, KERNEL_ROWS, TUNE_CALLS, TUNE_MODEL, TUNE_ROUNDS
+from zoo.layers.loop_choice import (
+    DEFAULT_DESIGN,
+    DESIGNS,
+    KERNEL_ROWS,
+    TUNE_CALLS,
+    TUNE_MARGIN,
+    TUNE_MODEL,
+    TUNE_ROUNDS,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -128,12 +138,22 @@ def measure(model, rounds=DEFAULT_ROUNDS, calls=DEFAULT_CALLS, kernel_rows=True,
             for name, pairs, design, rows in chosen}
 
 
+def faster(candidate, default):
+    """Whether `candidate`'s median is faster than `default`'s by at least `TUNE_MARGIN`."""
+    return candidate["median_ms"] <= (1 - TUNE_MARGIN) * default["median_ms"]
+
+
 def choose(results):
-    """`{"design", "kernel_rows"}` from `measure`'s results (the module's docstring)."""
-    design = min(DESIGNS, key=lambda d: results[d]["median_ms"])
+    """`{"design", "kernel_rows"}` from `measure`'s results (the module's docstring): the default design unless
+    another is `TUNE_MARGIN` faster at one pair; two pairs take the few-rows loop only where it is `TUNE_MARGIN`
+    faster than the packed loop."""
+    design = DEFAULT_DESIGN
+    best = min(DESIGNS, key=lambda d: results[d]["median_ms"])
+    if faster(results[best], results[DEFAULT_DESIGN]):
+        design = best
     rows = KERNEL_ROWS
     two_pairs = results.get(f"{design} x2")
-    if two_pairs and PACKED in results and two_pairs["median_ms"] < results[PACKED]["median_ms"]:
+    if two_pairs and PACKED in results and faster(two_pairs, results[PACKED]):
         rows = TWO_PAIR_ROWS
     return {"design": design, "kernel_rows": rows}
 

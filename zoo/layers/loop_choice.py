@@ -53,6 +53,9 @@ DEFAULT_DESIGN_REQUEST = "auto"
 # `nli-zoo tune`'s measurement (`zoo.export.loop_timing`): the model timed at its preset size, the rounds (the
 # candidates alternating, each one's median kept) and the calls of each candidate per round.
 TUNE_MODEL, TUNE_ROUNDS, TUNE_CALLS = "esim", 5, 20
+# A tuned choice departs from the default (DEFAULT_DESIGN, KERNEL_ROWS) only where the other candidate's median is
+# at least this share faster: a difference inside the rounds' noise keeps the default that is safe on any CPU.
+TUNE_MARGIN = 0.05
 REQUESTS = ("auto",) + LOOPS
 BACKENDS_WITH_OWN_LOOPS = ("tensorflow", "jax")
 
