@@ -50,8 +50,8 @@ def measure(batches, inter, hidden_size=300, design=None):
             out.append(tf.constant(ids))
         return out
 
-    import zoo.layers.recurrent as recurrent
-    from zoo.layers import tensorflow_lstm
+    from zoo.layers.loop_choice import KERNEL_ROWS
+    from zoo.layers.recurrent import few_rows_loop
 
     def traced(loop, kernel_rows):
         def call(premise, hypothesis):
@@ -59,15 +59,11 @@ def measure(batches, inter, hidden_size=300, design=None):
             return model({"premise": premise, "hypothesis": hypothesis}, training=False)
 
         function = tf.function(call, input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2)
-        kept, recurrent.KERNEL_ROWS = recurrent.KERNEL_ROWS, kernel_rows  # read while tracing, as the loop
-        kept_design, tensorflow_lstm.DESIGN = tensorflow_lstm.DESIGN, design or tensorflow_lstm.DESIGN
-        try:
+        with few_rows_loop(design, kernel_rows):  # read while tracing, as the loop
             function.get_concrete_function()
-        finally:
-            recurrent.KERNEL_ROWS, tensorflow_lstm.DESIGN = kept, kept_design
         return function
 
-    functions = {"kernel": traced("auto", 1 << 30), "packed": traced("packed", recurrent.KERNEL_ROWS)}
+    functions = {"kernel": traced("auto", 1 << 30), "packed": traced("packed", KERNEL_ROWS)}
     figures = {}
     for rows in batches:
         data = [batch(rows) for _ in range(20)]

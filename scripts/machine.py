@@ -9,7 +9,8 @@ It prints `lscpu`'s model name, vendor, family / model / stepping, the flags tha
 kernels (avx2, fma, avx512f, avx512_vnni, avx512_bf16, avx512_fp16, amx_*), L2 a core, the thread
 settings (`TF_NUM_INTRAOP_THREADS`, `TF_NUM_INTEROP_THREADS`, `OMP_NUM_THREADS`, `TF_ENABLE_ONEDNN_OPTS`)
 and TensorFlow's fp32 MatMul rate on the LSTM's shapes, on one thread and on every core, each in a fresh
-process; the best rate at a thread count is that count's GEMM peak.
+process; the best rate at a thread count is that count's GEMM peak; last, this machine's few-rows loop for one
+pair (`nli-zoo tune`'s choice, or "not tuned: default steps").
 """
 
 import sys
@@ -18,6 +19,19 @@ from recording import add_record_options, save
 from zoo.commands.parsing import COUNT, FILE_TO_WRITE, SECONDS, CommandParser
 from zoo.fileio import write_json
 from zoo.measurements import machine
+
+
+def tuned_line():
+    """This machine's few-rows loop: `nli-zoo tune`'s choice, or "not tuned: default steps"."""
+    from zoo.export.loop_tuning import TuningFileError, record_path, tuned_loop  # TensorFlow: after the GEMM children
+
+    try:
+        choice = tuned_loop()
+    except TuningFileError as error:
+        return f"few-rows loop: unreadable tuning record: {error}"
+    if choice.source != "tuned":
+        return f"few-rows loop: not tuned: default {choice.design} (`nli-zoo tune` records {record_path()})"
+    return f"few-rows loop: {choice.describe()}, {record_path()}"
 
 
 def main(argv=None):
@@ -31,7 +45,7 @@ def main(argv=None):
     if args.record and not args.seconds:
         parser.error("--record needs the GEMM measurement (--seconds above 0)")
     info = machine.describe(args.seconds, args.threads)
-    print("\n".join(machine.lines(info)))
+    print("\n".join(machine.lines(info) + [tuned_line()]))
     if args.json:
         write_json(args.json, info)
     figures = {f"gemm_peak/{threads}": [peak] for threads, peak in info["peak_gflops"].items()}

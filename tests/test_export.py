@@ -26,7 +26,8 @@ from zoo.export import ExportError, export_saved_model, next_version
 from zoo.export.saved_model import INPUT_NAMES, PARSE_INPUT_NAMES, SERVING_OUTPUTS
 from zoo.export.serving import RequestError, grpc_predict, rest_predict
 from zoo.export.tflite import TFLiteNLI, export_tflite
-from zoo.layers import tensorflow_lstm
+from zoo.export.version_files import read_metadata
+from zoo.layers.loop_choice import DEFAULT_DESIGN
 from zoo.layers.recurrent import BidirectionalLSTM
 from zoo.layers.traversal import iter_layers
 
@@ -196,14 +197,14 @@ def test_saved_model_equals_keras_in_a_fresh_process(exported, name):
 def test_one_pair_alone_is_answered_as_in_a_batch(exported, name):
     """A request of one pair (the demo page's, an online endpoint's) takes its own path: the bi-LSTMs run
     zoo.layers.loop_choice's "block" loop there, in the served graph, with the answer the batch gives; in
-    the default design (`zoo.layers.tensorflow_lstm.DESIGN`) a step loop, without TensorFlow's LSTM kernel
-    and its per-call [W; U]."""
+    the design the export was traced with (its zoo.json's "loop": this machine's `nli-zoo tune` choice, else
+    the default) a step loop without TensorFlow's LSTM kernel and its per-call [W; U], or that kernel."""
     entry = entry_for(exported, name, "saved_model")
     np.testing.assert_allclose(entry["loaded"]["one_pair/probabilities"][0], entry["reference"]["probabilities"][0],
                                atol=TOLERANCE_SAVED_MODEL, rtol=0)
     model = zoo.create_model(name, vocabulary_size=10, build=False)
     has_bilstm = any(isinstance(layer, BidirectionalLSTM) for layer in iter_layers(model))
-    kernel = tensorflow_lstm.DESIGN == "kernel"
+    kernel = read_metadata(entry["saved_model"]).get("loop", {}).get("design", DEFAULT_DESIGN) == "kernel"
     assert ("BlockLSTMV2" in entry["loaded"]["op_types"].tolist()) == (has_bilstm and kernel), name
 
 

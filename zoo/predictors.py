@@ -21,8 +21,11 @@ predictor.length_notes(pairs)                      # pairs cut at the model's ma
 The interface is `zoo.runs.predictor.Predictor` (a pair is `(premise, hypothesis)` or `(premise, hypothesis,
 premise_binary_parse, hypothesis_binary_parse)`); the kinds are `RunPredictor` (zoo.runs.predictor),
 `SavedModelPredictor` and `TFLitePredictor` (zoo.export.predictor) and `PresetPredictor` (here: presets and
-exports stand on one floor and do not import each other). Errors are one line: `PredictorNotFound`
-(a path that is none of these kinds), `FileNotFoundError`, `ValueError` (a damaged or mixed model).
+exports stand on one floor and do not import each other). A run or a preset runs its Keras model in this
+process, traced under this machine's few-rows loop (`zoo.export.loop_tuning.apply_loop`: `nli-zoo tune`'s
+choice, else the default); an export's graph keeps the loop it was exported with. Errors are one line:
+`PredictorNotFound` (a path that is none of these kinds), `FileNotFoundError`, `ValueError` (a damaged or mixed
+model, a damaged tuning record).
 """
 
 import os
@@ -34,6 +37,7 @@ from zoo.quiet import import_tensorflow, start_runtime
 import_tensorflow()  # before the imports below start it: its notices filtered (a script opening a predictor)
 
 from zoo.errors import UserError  # noqa: E402
+from zoo.export.loop_tuning import apply_loop  # noqa: E402
 from zoo.export.predictor import SavedModelPredictor, TFLitePredictor  # noqa: E402
 from zoo.presets import from_preset  # noqa: E402
 from zoo.runs.kinds import KINDS, URI_SCHEMES, kind_of, not_a_model  # noqa: E402,F401 (re-exported)
@@ -139,6 +143,8 @@ def open_predictor(source, kind=None, num_threads=None):
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     if num_threads is not None and kind != "tflite":
         raise ValueError("num_threads applies to TFLite exports only")
+    if kind in ("run", "preset"):  # a Keras model traced in this process: under this machine's tuned loop
+        apply_loop()                # (an export's graph keeps the loop it was traced with)
     if kind == "run":
         return RunPredictor(source)
     if kind == "saved_model":

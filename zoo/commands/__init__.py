@@ -1,4 +1,5 @@
-"""The command lines: `nli-zoo train | evaluate | predict | export | models | sweep | compare | reproduce | demo`
+"""The command lines: `nli-zoo train | evaluate | predict | export | models | sweep | compare | reproduce | demo |
+tune`
 (installed by `pip install .`).
 
 Each subcommand is a module of this package with `build_parser(prog)` and `main(argv, prog)`; the
@@ -24,6 +25,7 @@ COMMANDS = {
     "compare": "compare runs: seeds grouped, intervals, paired tests (Markdown, JSON, chart, TensorBoard)",
     "reproduce": "reproduce a paper's table: its rows over seeds, beside the reported figures, claims tested",
     "demo": "try one or two models on your own pairs in a local web page (Gradio)",
+    "tune": "time the bi-LSTM's few-rows loops on this machine once and record the faster (export, predict, demo)",
 }
 
 

@@ -4,6 +4,7 @@ Example:
 ```
 python export.py --run-dir runs/rocktaschel_wbw                       # models/rocktaschel_wbw/1/
 python export.py --run-dir runs/rocktaschel_wbw --out models/wbw --version 3
+python export.py --run-dir runs/esim --loop kernel                    # the bi-LSTMs on TensorFlow's LSTM kernel
 python export.py --run-dir runs/bowman_lstm --format tflite           # models/bowman_lstm_tflite/model.tflite
 python export.py --run-dir runs/rocktaschel_wbw --format tflite --max-vocabulary 20000 --quantize dynamic-range
 ```
@@ -31,6 +32,7 @@ from zoo.data.corpora import check_source
 from zoo.data.errors import DataUnavailableError
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
+from zoo.layers.loop_choice import DEFAULT_DESIGN_REQUEST, DESIGN_REQUESTS
 from zoo.quiet import import_tensorflow
 from zoo.runs.record import load_record
 from zoo.runs.targets import check_output
@@ -70,6 +72,10 @@ def build_parser(prog="export.py"):
     serving.add_argument("--chunk-size", type=COUNT_OR_ZERO, default=None, metavar="N",
                          help="serving_default runs larger batches sorted by sentence length in chunks of N pairs, "
                               "each padded to its own longest sentences (default 32; 0: whole batches)")
+    serving.add_argument("--loop", choices=DESIGN_REQUESTS, default=None,
+                         help="the bi-LSTMs' loop at one pair on a CPU, traced into the graph and recorded in its "
+                              "zoo.json: auto (default) this machine's `nli-zoo tune` choice, else steps; or steps / "
+                              "kernel as asked")
     serving.add_argument("--xla-max-batch", type=BATCH_SIZE_OR_ZERO, default=0, metavar="N",
                          help="run serving_default batches of up to N pairs through an XLA-compiled model "
                               "(faster small batches on a CPU; TF Serving needs --xla_cpu_compilation_enabled); "
@@ -121,7 +127,8 @@ def export(args):
     serving_only = {"--version": args.version is not None,
                     "--allowed-batch-sizes": args.allowed_batch_sizes is not None,
                     "--base-path": args.base_path is not None, "--stable-version": args.stable_version is not None,
-                    "--xla-max-batch": bool(args.xla_max_batch), "--chunk-size": args.chunk_size is not None}
+                    "--xla-max-batch": bool(args.xla_max_batch), "--chunk-size": args.chunk_size is not None,
+                    "--loop": args.loop is not None}
     given = {"saved_model": tflite_only, "tflite": serving_only, "preset": {**tflite_only, **serving_only}}
     wrong = [name for name, on in given[args.format].items() if on]
     if wrong:
@@ -156,7 +163,12 @@ def export(args):
     # then written), built beside its version folder and renamed into place whole
     path = export_saved_model(run, model_dir, args.version, batch_sizes=batch_sizes, base_path=args.base_path,
                               stable_version=args.stable_version, xla_max_batch=args.xla_max_batch,
-                              chunk_size=DEFAULT_CHUNK_SIZE if args.chunk_size is None else args.chunk_size)
+                              chunk_size=DEFAULT_CHUNK_SIZE if args.chunk_size is None else args.chunk_size,
+                              loop=args.loop or DEFAULT_DESIGN_REQUEST)
+    from zoo.export.loop_tuning import LoopChoice
+    from zoo.export.version_files import read_metadata
+
+    print(f"[export] few-rows loop: {LoopChoice.from_json(read_metadata(path)['loop']).describe()}", flush=True)
     labels = serving_files.version_labels(model_dir, int(os.path.basename(path)), args.stable_version)
     print(f"[export] TF Serving: {os.path.join(path, serving_files.WARMUP_FILE)}, "
           f"{os.path.join(model_dir, serving_files.BATCHING_FILE)}, "

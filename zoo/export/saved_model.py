@@ -48,6 +48,7 @@ from zoo.data.vocab import PAD_ID, UNK_ID
 from zoo.export import serving_files as files
 from zoo.export.archive import ServingArchive
 from zoo.export.exporting import ExportError, exporting
+from zoo.export.loop_tuning import DEFAULT_LOOP, loop_for
 from zoo.export.serving_graph import INPUT_NAMES, ServingModel, length_boundaries
 from zoo.export.version_files import (  # noqa: F401
     MANIFEST_PATH,
@@ -57,6 +58,7 @@ from zoo.export.version_files import (  # noqa: F401
     write_manifest,
     write_metadata_file,
 )
+from zoo.layers.recurrent import few_rows_loop
 from zoo.layers.tree_lstm import complete_tree
 from zoo.quiet import quieted
 from zoo.runs.datasets import length_grid
@@ -324,7 +326,7 @@ def write_metadata(saved_model_dir, run, extra=None):
 
 def export_saved_model(run, model_dir, version=None, serving_files=True, batch_sizes=None, base_path=None,
                        stable_version=None, xla_max_batch=0, model_name=None, chunk_size=DEFAULT_CHUNK_SIZE,
-                       log=None):
+                       log=None, loop=DEFAULT_LOOP):
     """Writes the run's SavedModel into the TF Serving layout `model_dir/N/`, with TF Serving's files.
 
     Under the run's lock and the model folder's lock (`zoo.export.exporting`: a run that trains, or a second
@@ -350,6 +352,9 @@ def export_saved_model(run, model_dir, version=None, serving_files=True, batch_s
             pairs (0: whole batches).
         model_name: the served name (default: the folder name of `model_dir`).
         log: a function printing notices (what was cleaned up; default: print with `[export]`).
+        loop: the few-rows loop of the bi-LSTMs at one pair (`zoo.export.loop_tuning.loop_for`): `"auto"`
+            (this machine's `nli-zoo tune` choice, else the default), `"steps"` or `"kernel"`; the serving
+            graph is traced under it, and `assets.extra/zoo.json` records it (`"loop"`).
 
     Returns:
         the version directory written.
@@ -357,8 +362,10 @@ def export_saved_model(run, model_dir, version=None, serving_files=True, batch_s
     Raises:
         ExportError: existing version, a stable version that does not exist, too many warm-up requests, the
             run or the model folder in use.
+        zoo.export.loop_tuning.TuningFileError: with `loop="auto"`, this machine's tuning record is damaged.
     """
     log = log or (lambda line: logger.info(f"[export] {line}"))
+    choice = loop_for(loop)
     if version is not None and int(version) < 1:
         raise ExportError(f"--version must be a positive integer, got {version}")
     batch_sizes = tuple(sorted(set(int(b) for b in (batch_sizes or files.DEFAULT_BATCH_SIZES))))
@@ -375,9 +382,12 @@ def export_saved_model(run, model_dir, version=None, serving_files=True, batch_s
                               "--version or leave it out for the next free one")
         if stable_version is not None and int(stable_version) not in files.existing_versions(model_dir):
             raise ExportError(f"--stable-version {stable_version} is not a version under {model_dir}")
-        archive = build_archive(run, xla_max_batch, chunk_size)
-        path = _write_version(run, archive, model_dir, version, serving_files, batch_sizes, model_name,
-                              {"xla_max_batch": int(xla_max_batch), "chunk_size": int(chunk_size)})
+        logger.debug(f"[export] few-rows loop: {choice.describe()}")
+        with few_rows_loop(choice.design, choice.kernel_rows):  # read while the endpoints are traced (on write)
+            archive = build_archive(run, xla_max_batch, chunk_size)
+            path = _write_version(run, archive, model_dir, version, serving_files, batch_sizes, model_name,
+                                  {"xla_max_batch": int(xla_max_batch), "chunk_size": int(chunk_size),
+                                   "loop": choice.to_json()})
         if serving_files:
             specs = [tf.TensorSpec([None], tf.string)] * len(input_names(run.model))
             files.write_model_files(model_dir, model_name, int(os.path.basename(path)), base_path=base_path,

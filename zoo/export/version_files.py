@@ -1,7 +1,8 @@
 """The files of an exported SavedModel version beside its graph: `assets.extra/zoo.json` (what the zoo needs to
-read the version: model name, labels, tokenizer, truncation) and `assets.extra/manifest.json`, the SHA-256 of
-every other file of the version (the graph, the variables, `assets/vocab.txt`, `zoo.json`, the warm-up
-requests), written last, before the version is renamed into place.
+read the version: model name, labels, tokenizer, truncation; the few-rows loop its graph was traced with,
+`"loop"`, read back by `zoo.export.loop_tuning.LoopChoice.from_json`, absent from exports before it) and
+`assets.extra/manifest.json`, the SHA-256 of every other file of the version (the graph, the variables,
+`assets/vocab.txt`, `zoo.json`, the warm-up requests), written last, before the version is renamed into place.
 
 Every reader of the zoo checks a version against its manifest before loading it (`verify_saved_model`:
 `zoo.export.predictor.SavedModelPredictor`, and so `evaluate`, `predict`, the diagnostics and the demo;
@@ -38,7 +39,8 @@ def read_metadata(saved_model_dir):
     metadata = fileio.read_json(path, remedy=MANIFEST_REMEDY)
     if metadata is None:
         return {"labels": list(LABELS)}
-    if not isinstance(metadata, dict) or not isinstance(metadata.get("labels", []), list):
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("labels", []), list) \
+            or not isinstance(metadata.get("loop", {}), dict):
         raise fileio.CorruptFileError(f"{path}: not the metadata export.py writes: {MANIFEST_REMEDY}", path)
     return metadata
 

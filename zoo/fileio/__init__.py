@@ -20,6 +20,8 @@ export) can use it. The modules, each re-exported here:
 - `disk`: the machine's own faults (a full or read-only disk, a folder without permission) as one line
   naming the path and what to free or change (`describe_fault`).
 - `faults`: `fault_point(step)`, the kill hook of the fault tests (`NLI_ZOO_FAULT_AT=STEP`).
+- `cpu`: this machine's CPU and its id (`cpu()`, `machine_id()`), the key of the figures of record and of the
+  tuning record (`nli-zoo tune`); not re-exported here (import `zoo.fileio.cpu`).
 
 Example:
 ```python

@@ -43,6 +43,19 @@ LOOPS = ("packed", "block", "fused", "keras")
 # with the whole [W; U] (twice U's read) and its work on a shorter row's padding cost more than it saves. The
 # crossover is measured by `scripts/loop_crossover.py`; its record and table: docs/speed.md, "loop-crossover".
 KERNEL_ROWS = 2
+# The few-rows loop's designs (`zoo.layers.tensorflow_lstm`): "steps" reads only U per step, "kernel" is
+# TensorFlow's BlockLSTMV2 reading [W; U]. Which is faster depends on the CPU's caches; "steps" is the default
+# on any CPU, and `nli-zoo tune` measures the machine at hand (`zoo.export.loop_tuning`).
+DESIGNS = ("steps", "kernel")
+DEFAULT_DESIGN = "steps"
+DESIGN_REQUESTS = ("auto",) + DESIGNS  # `export.py --loop`: "auto" is this machine's tuned choice, else the default
+DEFAULT_DESIGN_REQUEST = "auto"
+# `nli-zoo tune`'s measurement (`zoo.export.loop_timing`): the model timed at its preset size, the rounds (the
+# candidates alternating, each one's median kept) and the calls of each candidate per round.
+TUNE_MODEL, TUNE_ROUNDS, TUNE_CALLS = "esim", 5, 20
+# A tuned choice departs from the default (DEFAULT_DESIGN, KERNEL_ROWS) only where the other candidate's median is
+# at least this share faster: a difference inside the rounds' noise keeps the default that is safe on any CPU.
+TUNE_MARGIN = 0.05
 REQUESTS = ("auto",) + LOOPS
 BACKENDS_WITH_OWN_LOOPS = ("tensorflow", "jax")
 

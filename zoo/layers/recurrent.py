@@ -2,10 +2,12 @@
 (training and inference under TensorFlow) or as one fused loop (training under JAX or XLA), each with its
 own gradient (the loops: `zoo.layers.lstm_loops`; which one runs: `zoo.layers.loop_choice`)."""
 
+import contextlib
+
 import keras
 from keras import ops
 
-from zoo.layers.loop_choice import KERNEL_ROWS, check_request, choose_loop, device_kind
+from zoo.layers.loop_choice import DESIGNS, KERNEL_ROWS, check_request, choose_loop, device_kind
 from zoo.layers.lstm_loops import lstm_loop, lstm_states, packed_lstm, packed_lstm_loop
 from zoo.layers.masking import real_lengths
 from zoo.layers.serializable import serializable
@@ -251,6 +253,40 @@ JOINED_ROWS = 8  # call_pair: inference batches up to this many rows a side run 
 
 # the `fused` argument of models saved before `loop`: its values as loops asked for
 LEGACY_FUSED = {"auto": "auto", "packed": "packed", True: "fused", False: "keras"}
+
+
+def set_few_rows_loop(design=None, kernel_rows=None):
+    """Sets, for the bi-LSTMs traced from now on, the few-rows loop's design (`zoo.layers.tensorflow_lstm.DESIGN`,
+    under TensorFlow only) and the largest batch in rows that runs it (`KERNEL_ROWS`); None keeps a value.
+    Both are read while tracing, so a traced graph keeps what was set when it was traced.
+
+    Returns:
+        `(design, kernel_rows)` as they were before (`few_rows_loop` puts them back).
+    """
+    global KERNEL_ROWS
+    if design is not None and design not in DESIGNS:
+        raise ValueError(f"design must be one of {', '.join(DESIGNS)}, got {design!r}")
+    if kernel_rows is not None and int(kernel_rows) < 1:
+        raise ValueError(f"kernel_rows must be a positive whole number, got {kernel_rows!r}")
+    previous_design = None
+    if keras.backend.backend() == "tensorflow":
+        from zoo.layers import tensorflow_lstm  # TensorFlow only: the module of the designs
+
+        previous_design = tensorflow_lstm.DESIGN
+        tensorflow_lstm.DESIGN = design or previous_design
+    previous_rows = KERNEL_ROWS
+    KERNEL_ROWS = int(kernel_rows or previous_rows)
+    return previous_design, previous_rows
+
+
+@contextlib.contextmanager
+def few_rows_loop(design=None, kernel_rows=None):
+    """`set_few_rows_loop` for what is traced inside the block; the values before it are put back after."""
+    previous = set_few_rows_loop(design, kernel_rows)
+    try:
+        yield
+    finally:
+        set_few_rows_loop(*previous)
 
 
 def bidirectional_lstm(units, name):

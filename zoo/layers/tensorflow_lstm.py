@@ -27,8 +27,9 @@ Keras's own LSTM reaches cuDNN through its TensorFlow backend); every other loop
 
 import tensorflow as tf
 
-DESIGNS = ("steps", "kernel")
-DESIGN = "steps"  # read while tracing: the design `few_rows_bidirectional` builds
+from zoo.layers.loop_choice import DEFAULT_DESIGN, DESIGNS
+
+DESIGN = DEFAULT_DESIGN  # read while tracing: the design `few_rows_bidirectional` builds (`few_rows_loop`)
 UNROLL = 4        # steps per iteration of the step loop
 
 

@@ -4,7 +4,8 @@ rate on the LSTM's matrix shapes, so that every benchmark figure names its CPU a
 of that CPU's limit.
 
 - `cpu()`: `lscpu` (or /proc/cpuinfo) and sysfs; `machine_id(cpu())`: `amd-epyc-25-17`, the name of the
-  machine's record files under `results/`.
+  machine's record files under `results/` and of its tuning record (`nli-zoo tune`); both live in
+  `zoo.fileio.cpu`, on the floor every other floor reads.
 - `describe(seconds)`: the CPU, the thread settings, the software, and the fp32 GEMM rate of TensorFlow's
   `MatMul` (the op the models run, in a `tf.function`) on a 300-unit LSTM's products at batch 32 (the
   recurrent `[32, 300] x [300, 1200]` of one step, the input projection `[1024, 300] x [300, 1200]` of 32
@@ -18,98 +19,19 @@ of that CPU's limit.
 
 import logging
 import os
-import platform
-import re
-import subprocess
 import sys
 import time
 
+from zoo.fileio.cpu import FLAGS, cpu, l2_per_core_kib, machine_id, size_kib, software  # noqa: F401 (their home)
 from zoo.measurements import child
 
 logger = logging.getLogger(__name__)
 
-FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8")
 THREAD_VARIABLES = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS", "TF_ENABLE_ONEDNN_OPTS")
 # (name, m, k, n): the LSTM's products at batch 32, hidden 300 (4 gates: 1200 columns), 32 time steps
 SHAPES = (("recurrent [32,300]x[300,1200]", 32, 300, 1200),
           ("input projection [1024,300]x[300,1200]", 1024, 300, 1200),
           ("square [1024,1024]x[1024,1024]", 1024, 1024, 1024))
-CPUINFO_KEYS = {"model name": "Model name", "vendor_id": "Vendor ID", "cpu family": "CPU family", "model": "Model",
-                "stepping": "Stepping", "flags": "Flags"}
-VENDORS = {"AuthenticAMD": "amd", "GenuineIntel": "intel"}
-SIZE_UNITS = {"": 1 / 1024, "K": 1, "M": 1024, "G": 1024 * 1024}
-
-
-def _cpu_fields():
-    """`lscpu`'s fields (`Model name`, `Vendor ID`, ...), or /proc/cpuinfo's under the same names."""
-    fields = {}
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            key, _, value = line.partition(":")
-            fields[key.strip()] = value.strip()
-    except (OSError, subprocess.CalledProcessError):  # no lscpu (macOS, a bare container): /proc/cpuinfo
-        try:
-            with open("/proc/cpuinfo", encoding="utf-8") as f:
-                for line in f:
-                    key, _, value = line.partition(":")
-                    fields.setdefault(CPUINFO_KEYS.get(key.strip(), key.strip()), value.strip())
-        except OSError:
-            pass
-    return fields
-
-
-def size_kib(text):
-    """`512K`, `2 MiB`, `524288` (bytes) as KiB; None when unreadable."""
-    match = re.fullmatch(r"\s*([\d.]+)\s*([KMG]?)(?:i?B)?\s*", text or "")
-    return None if not match else float(match.group(1)) * SIZE_UNITS[match.group(2)]
-
-
-def l2_per_core_kib():
-    """The L2 cache of one core in KiB: sysfs (cpu0's level-2 cache), else `lscpu -C`'s ONE-SIZE; None."""
-    base = "/sys/devices/system/cpu/cpu0/cache"
-    try:
-        for index in sorted(os.listdir(base)):
-            with open(os.path.join(base, index, "level"), encoding="utf-8") as f:
-                if f.read().strip() != "2":
-                    continue
-            with open(os.path.join(base, index, "size"), encoding="utf-8") as f:
-                return size_kib(f.read())
-    except OSError:
-        pass
-    try:
-        out = subprocess.run(["lscpu", "-C"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    for line in out.splitlines()[1:]:
-        cells = line.split()
-        if cells and cells[0] == "L2" and len(cells) > 1:
-            return size_kib(cells[1])
-    return None
-
-
-def cpu():
-    """This CPU: model name, vendor, family, model, stepping, the matrix-kernel flags, L2 a core (KiB), the
-    cores this process may use, the hypervisor (empty on bare metal)."""
-    fields = _cpu_fields()
-    flags = set(fields.get("Flags", "").split())
-    return {"model_name": fields.get("Model name") or platform.processor() or platform.machine(),
-            "vendor": fields.get("Vendor ID", ""), "family": fields.get("CPU family", ""),
-            "model": fields.get("Model", ""), "stepping": fields.get("Stepping", ""),
-            "flags": [flag for flag in FLAGS if flag in flags], "l2_per_core_kib": l2_per_core_kib(),
-            "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-            "hypervisor": fields.get("Hypervisor vendor", "")}
-
-
-def machine_id(facts):
-    """The machine's name in `results/`: vendor, product line, family and model, e.g. `amd-epyc-25-17`
-    (`intel-xeon-6-207`); the same for every VM of that CPU kind, whatever its stepping or clock."""
-    vendor = VENDORS.get(facts.get("vendor", ""), re.sub(r"[^a-z0-9]+", "", facts.get("vendor", "").lower()))
-    words = [re.sub(r"\(.*?\)", "", w).lower() for w in facts.get("model_name", "").split()]
-    words = [w for w in words if w and w not in (vendor, "amd", "intel", "cpu")]
-    line = re.sub(r"[^a-z0-9]+", "", words[0]) if words else ""
-    parts = [vendor or "cpu", line, str(facts.get("family", "")), str(facts.get("model", ""))]
-    return "-".join(p for p in parts if p) or "unknown"
 
 
 def threads_settings():
@@ -156,19 +78,6 @@ def gemm_rates(threads, seconds=1.0):
         logger.warning("the GEMM measurement at %s thread(s) failed: %s", threads, result["error"])
         return None
     return result
-
-
-def software(packages=("tensorflow", "keras")):
-    """Python's version, the platform and each installed package of `packages` with its version."""
-    import importlib.metadata as metadata
-
-    out = {"python": platform.python_version(), "platform": platform.platform()}
-    for name in packages:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:  # not installed (a JAX-only machine): nothing to name
-            pass
-    return out
 
 
 def describe(seconds=1.0, thread_counts=None):
