@@ -196,3 +196,16 @@ def test_counts_read_as_text_are_bounded_too(tree, monkeypatch, capsys, argv):
     err = capsys.readouterr().err.strip()
     assert stopped.value.code == 2 and len(err.splitlines()) == 1 and ("1,000" in err or "65,536" in err), err
     assert not (tree / "S").exists()
+
+
+def test_a_project_folder_with_a_sweep_in_it_is_not_a_reproduction(tmp_path):
+    """The docs' order (a sweep in ./sweeps/S, then a reproduction in ./repro-doc) in one working folder: the
+    folder holds other things than a reproduction's runs/, sweeps/, reports/, so it is not one."""
+    project = tmp_path / "project"
+    (project / "sweeps" / "S").mkdir(parents=True)
+    (project / "sweeps" / "S" / targets.SWEEP_FILE).write_text("{}")
+    (project / "notes.txt").write_text("mine")
+    assert targets.folder_kind(project) is None
+    assert targets.check_output(project / "repro-doc", "reproduction", "--dir") is None
+    (project / "notes.txt").unlink()  # now it holds a sweeps/ alone: a reproduction begun
+    assert targets.folder_kind(project) == "reproduction"

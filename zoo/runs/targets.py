@@ -72,6 +72,9 @@ def folder_kind(path):
         return model
     if model == "run" or _run_config(os.path.join(path, CONFIG_FILE)) or lost_config(path):
         return "run"  # a run stopped after its first write, or one that lost its config.json, included
+    if not set(_entries(path)) <= {RUNS_DIR, SWEEPS_DIR, REPORTS_DIR}:
+        return None  # a reproduction holds nothing else (zoo.reproduction.plan.check_directory): a project folder
+        #              with a sweep in its sweeps/ and other files is not one
     for name in _entries(os.path.join(path, SWEEPS_DIR)):
         if os.path.exists(os.path.join(path, SWEEPS_DIR, name, SWEEP_FILE)):
             return "reproduction"
