@@ -24,7 +24,7 @@ model = ESIM(matrix.shape[0], matrix.shape[1], spec["hidden_size"], embeddings=m
 frozen = torch.from_numpy(~data["tunable"])
 model._word_embedding.weight.register_hook(lambda grad: grad.masked_fill(frozen[:, None], 0.0))
 optimizer = torch.optim.Adam(model.parameters(), lr=4e-4)
-criterion = nn.CrossEntropyLoss(reduction="none")
+criterion = nn.CrossEntropyLoss()
 
 
 def tensors(premise, hypothesis):
@@ -55,11 +55,19 @@ for epoch in range(int(data["epochs"])):
     for i in range(int(data["count"])):
         if int(data[f"{i}_epoch"]) != epoch:
             continue
-        weights = torch.from_numpy(data[f"{i}_weights"]).float()
+        # The zoo's batches keep a fixed size with filler rows (weight 0, every id padding). The reference never
+        # sees such a row: its mean over no words divides by zero and one NaN row makes the whole loss NaN, so
+        # the rows are left out, as the zoo's weights leave them out of its loss.
+        real = data[f"{i}_weights"] > 0
+        if not real.any():
+            continue
         optimizer.zero_grad()
-        logits, _ = model(*tensors(data[f"{i}_premise"], data[f"{i}_hypothesis"]))
-        labels = torch.from_numpy(data[f"{i}_labels"]).long()
-        loss = (criterion(logits, labels) * weights).sum() / weights.sum().clamp(min=1.0)  # filler rows weigh 0
+        logits, _ = model(*tensors(data[f"{i}_premise"][real], data[f"{i}_hypothesis"][real]))
+        labels = torch.from_numpy(data[f"{i}_labels"][real]).long()
+        loss = criterion(logits, labels)
+        if not torch.isfinite(loss):  # said, not trained on: NaN weights would predict one class from here on
+            emit({"error": f"the loss is {float(loss)} at epoch {epoch + 1}, batch {i}"})
+            sys.exit(0)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 10.0)
         optimizer.step()
