@@ -7,7 +7,8 @@ items-only paired bootstrap, and how many seeds would resolve the difference.
 
     python scripts/esim_vs_reference.py --data /path/to/snli_1.0_dev_tokens --reference /path/to/ESIM \\
         --torch-python /path/to/torch-env/bin/python [--train 3000] [--dev 800] [--holdout 1842] \\
-        [--hidden-size 32] [--epochs 3] [--seeds 3] [--threads 1] [--json out.json]
+        [--hidden-size 32] [--epochs 3] [--seeds 3] [--threads 1] [--reference-dropout sequence element] \\
+        [--json out.json] [--record]
 
 The pairs (`--data`: a folder of `premise.txt`, `hypothesis.txt`, `label.txt`, or an SNLI jsonl file) are
 shuffled (seed 0) and cut as `scripts/learning_check.py` cuts them. Both sides train with Chen et al.'s
@@ -16,7 +17,10 @@ dropout 0.5) at a constant learning rate (`lr_decay=null`: the halving schedule 
 has), and both score the test pairs with the weights of their best dev epoch. The reference trains on the
 zoo's own batches of each seed (`zoo.runs.datasets.make_model_batches`) and its word vectors are the zoo
 run's matrix, with the rows the zoo keeps fixed kept fixed (their gradient zeroed). What differs is each
-implementation's own: initialisation, the reference's packed LSTMs and its masking.
+implementation's own: initialisation, the reference's packed LSTMs and its masking, and its dropout, which
+draws one mask a sentence on the word vectors and the projections (`RNNDropout`) where the zoo draws one an
+element; `--reference-dropout element` trains the reference with one an element (the `nn.Dropout` line its
+model.py keeps as a comment), and `sequence element` trains both beside the same zoo runs.
 """
 
 import argparse
@@ -31,6 +35,8 @@ import numpy as np  # noqa: E402
 
 from learning_check import machine, write_split_files  # noqa: E402
 from recording import add_record_options, reference_command, save  # noqa: E402
+
+REFERENCE_DROPOUT = ("sequence", "element")
 
 
 def split_pairs(path, holdout, dev, train, seed=0):
@@ -85,11 +91,13 @@ def reference_inputs(result, splits, seed, args, path):
              tunable=np.asarray(tunable, dtype=bool), **arrays)
 
 
-def reference_run(inputs_path, seed, args):
-    """The reference trained in the PyTorch environment (`scripts/reference/esim_torch_level.py`): its result."""
+def reference_run(inputs_path, seed, args, dropout):
+    """The reference trained in the PyTorch environment (`scripts/reference/esim_torch_level.py`) with its dropout
+    masks one a sequence (`dropout="sequence"`, as it ships) or one an element (`"element"`): its result."""
     from zoo.measurements import child
 
-    spec = {"inputs": inputs_path, "seed": seed, "hidden_size": args.hidden_size, "threads": args.threads}
+    spec = {"inputs": inputs_path, "seed": seed, "hidden_size": args.hidden_size, "threads": args.threads,
+            "dropout": dropout}
     command, env = reference_command(args.torch_python, "esim_torch_level.py", spec, args.reference)
     result = child.run(command, env=env)
     if "error" in result:
@@ -147,22 +155,24 @@ def report(comparison):
     return lines
 
 
-def record(args, runs, comparison):
-    """With `--record`: the figures in `results/esim_level/<machine id>.jsonl` (`zoo.measurements.record`)."""
+def record(args, runs, comparison, dropout):
+    """With `--record`: the figures of the zoo against the reference with `dropout` in
+    `results/esim_level/<machine id>.jsonl` (`zoo.measurements.record`)."""
     from zoo.measurements import machine as measured_machine
 
     figures = {}
     for side in ("zoo", "reference"):
-        accuracies = [r[side]["test_accuracy"] for r in runs]
+        accuracies = [r[side if side == "zoo" else dropout]["test_accuracy"] for r in runs]
         figures[f"{side}/test_accuracy"] = accuracies  # the seeds' spread (median, min, max)
         figures[f"{side}/test_accuracy_mean"] = [float(np.mean(accuracies))]  # what the statistics compare
     if comparison["runs"]:
         figures["difference/runs_interval_low"] = [comparison["runs"]["interval"][0]]
         figures["difference/runs_interval_high"] = [comparison["runs"]["interval"][1]]
         figures["difference/runs_p_value"] = [comparison["runs"]["p_value"]]
-    torch = next((r["reference"]["torch"] for r in runs), None)
+    torch = next((r[dropout]["torch"] for r in runs), None)
     save(args, "esim_level", figures, measured_machine.describe(0), extra_versions={"torch": torch} if torch else None,
-         notes=f"{args.train} pairs, hidden size {args.hidden_size}, {args.epochs} epochs, {args.seeds} seeds")
+         notes=f"{args.train} pairs, hidden size {args.hidden_size}, {args.epochs} epochs, {args.seeds} seeds"
+               + ("" if dropout == "sequence" else ", the reference's dropout one mask an element"))
 
 
 def main(argv=None):
@@ -178,6 +188,10 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1, help="PyTorch's threads")
     parser.add_argument("--embeddings", default="glove-6b-50d")
+    parser.add_argument("--reference-dropout", nargs="+", choices=REFERENCE_DROPOUT, default=["sequence"],
+                        help="the reference's dropout masks: 'sequence' (its RNNDropout, one mask a sentence, as it "
+                             "ships), 'element' (one an element, its commented alternative, as the zoo's); both: "
+                             "each compared with the same zoo runs")
     parser.add_argument("--json", help="also write the figures to this JSON file")
     add_record_options(parser)
     args = parser.parse_args(argv)
@@ -191,7 +205,7 @@ def main(argv=None):
     print(f"data: {len(train)} training pairs, {len(dev)} dev, {len(test)} test ({skipped} without gold label "
           f"skipped); vectors {args.embeddings}; hidden size {args.hidden_size}; {args.epochs} epochs; "
           f"{args.seeds} seeds each", flush=True)
-    zoo_correct, reference_correct, runs = [], [], []
+    zoo_correct, reference_correct, runs = [], {d: [] for d in args.reference_dropout}, []
     gold = np.asarray([e["label"] for e in test])
     with tempfile.TemporaryDirectory(prefix="esim-vs-reference-") as work_dir:
         args.data_dir = os.path.join(work_dir, "data")
@@ -202,32 +216,38 @@ def main(argv=None):
             zoo_seconds = time.time() - started
             inputs_path = os.path.join(work_dir, f"reference-{seed}.npz")
             reference_inputs(result, {"train": train, "dev": dev, "test": test}, seed, args, inputs_path)
-            started = time.time()
-            reference = reference_run(inputs_path, seed, args)
-            reference_correct.append(np.asarray(reference["test_predictions"]) == gold)
             zoo_correct.append(correct)
             results = result.results
             runs.append({"seed": seed, "zoo": {"test_accuracy": float(correct.mean()),
                                                "best_epoch": results.best_epoch,
                                                "losses": [e.get("loss") for e in results.history],
-                                               "seconds": round(zoo_seconds)},
-                         "reference": {"test_accuracy": float(reference_correct[-1].mean()),
-                                       "best_epoch": reference["best_epoch"],
-                                       "losses": [e["loss"] for e in reference["history"]],
-                                       "seconds": round(time.time() - started), "torch": reference["torch"]}})
-            print(f"seed {seed}: zoo {100 * runs[-1]['zoo']['test_accuracy']:.2f} (best epoch "
-                  f"{runs[-1]['zoo']['best_epoch']}), reference {100 * runs[-1]['reference']['test_accuracy']:.2f} "
-                  f"(best epoch {reference['best_epoch']})", flush=True)
-    comparison = compare_groups(zoo_correct, reference_correct)
-    for line in report(comparison):
-        print(line)
-    record(args, runs, comparison)
+                                               "seconds": round(zoo_seconds)}})
+            line = (f"seed {seed}: zoo {100 * runs[-1]['zoo']['test_accuracy']:.2f} (best epoch "
+                    f"{runs[-1]['zoo']['best_epoch']})")
+            for dropout in args.reference_dropout:
+                started = time.time()
+                reference = reference_run(inputs_path, seed, args, dropout)
+                reference_correct[dropout].append(np.asarray(reference["test_predictions"]) == gold)
+                runs[-1][dropout] = {"test_accuracy": float(reference_correct[dropout][-1].mean()),
+                                     "best_epoch": reference["best_epoch"],
+                                     "losses": [e["loss"] for e in reference["history"]],
+                                     "seconds": round(time.time() - started), "torch": reference["torch"]}
+                line += (f", reference ({dropout} dropout) {100 * runs[-1][dropout]['test_accuracy']:.2f} (best epoch "
+                         f"{reference['best_epoch']})")
+            print(line, flush=True)
+    comparisons = {}
+    for dropout in args.reference_dropout:
+        comparisons[dropout] = comparison = compare_groups(zoo_correct, reference_correct[dropout])
+        print(f"the reference with its dropout masks one a{'n' if dropout == 'element' else ''} {dropout}:")
+        for line in report(comparison):
+            print(line)
+        record(args, runs, comparison, dropout)
     if args.json:
         from zoo import fileio
 
         fileio.write_json(args.json, {"machine": machine(), "arguments": {k: v for k, v in vars(args).items()
                                                                           if k != "data_dir"},
-                                      "runs": runs, "comparison": comparison})
+                                      "runs": runs, "comparisons": comparisons})
     return 0
 
 

@@ -2,8 +2,9 @@
 batches of one seed, with the zoo run's word-vector matrix (the rows the zoo keeps fixed kept fixed), Adam at 4e-4,
 gradient norm clipped at 10, dropout 0.5; it scores the test pairs with the weights of its best dev epoch. Run by
 the PyTorch environment's python with the reference's checkout and the zoo's folder on its PYTHONPATH, one
-argument: the JSON spec (`inputs`, `seed`, `hidden_size`, `threads`). Prints one result line
-(`zoo.measurements.child`)."""
+argument: the JSON spec (`inputs`, `seed`, `hidden_size`, `threads`, `dropout`: "sequence", the reference's
+RNNDropout, one mask a sequence on the word vectors and projections, or "element", a mask an element). Prints one
+result line (`zoo.measurements.child`)."""
 
 import json
 import sys
@@ -21,6 +22,8 @@ torch.manual_seed(spec["seed"])
 data = np.load(spec["inputs"])
 matrix = torch.from_numpy(data["matrix"]).float()
 model = ESIM(matrix.shape[0], matrix.shape[1], spec["hidden_size"], embeddings=matrix, dropout=0.5, num_classes=3)
+if spec.get("dropout") == "element":  # the reference's own alternative (model.py keeps it as a comment): a mask per
+    model._rnn_dropout = nn.Dropout(p=0.5)  # element, as the zoo's, instead of one per sequence (RNNDropout)
 frozen = torch.from_numpy(~data["tunable"])
 model._word_embedding.weight.register_hook(lambda grad: grad.masked_fill(frozen[:, None], 0.0))
 optimizer = torch.optim.Adam(model.parameters(), lr=4e-4)
