@@ -155,7 +155,7 @@ def report(comparison):
     return lines
 
 
-def record(args, runs, comparison, dropout):
+def record(args, runs, comparison, dropout, pairs):
     """With `--record`: the figures of the zoo against the reference with `dropout` in
     `results/esim_level/<machine id>.jsonl` (`zoo.measurements.record`)."""
     from zoo.measurements import machine as measured_machine
@@ -171,7 +171,7 @@ def record(args, runs, comparison, dropout):
         figures["difference/runs_p_value"] = [comparison["runs"]["p_value"]]
     torch = next((r[dropout]["torch"] for r in runs), None)
     save(args, "esim_level", figures, measured_machine.describe(0), extra_versions={"torch": torch} if torch else None,
-         notes=f"{args.train} pairs, hidden size {args.hidden_size}, {args.epochs} epochs, {args.seeds} seeds"
+         notes=f"{pairs} training pairs, hidden size {args.hidden_size}, {args.epochs} epochs, {args.seeds} seeds"
                + ("" if dropout == "sequence" else ", the reference's dropout one mask an element"))
 
 
@@ -241,7 +241,7 @@ def main(argv=None):
         print(f"the reference with its dropout masks one a{'n' if dropout == 'element' else ''} {dropout}:")
         for line in report(comparison):
             print(line)
-        record(args, runs, comparison, dropout)
+        record(args, runs, comparison, dropout, len(train))
     if args.json:
         from zoo import fileio
 
