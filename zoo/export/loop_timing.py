@@ -40,7 +40,6 @@ from zoo.layers.loop_choice import (
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MODEL, DEFAULT_ROUNDS, DEFAULT_CALLS = TUNE_MODEL, TUNE_ROUNDS, TUNE_CALLS
 VOCABULARY = 2_000
 PREMISE_WORDS, HYPOTHESIS_WORDS = (6, 24), (4, 12)  # [low, high) words a sentence, as SNLI's
 TWO_PAIR_ROWS = 4       # the kernel rows that let two pairs take the few-rows loop
@@ -116,7 +115,7 @@ def time_round(function, batches):
     return statistics.median(times)
 
 
-def measure(model, rounds=DEFAULT_ROUNDS, calls=DEFAULT_CALLS, kernel_rows=True, seed=0):
+def measure(model, rounds=TUNE_ROUNDS, calls=TUNE_CALLS, kernel_rows=True, seed=0):
     """`{candidate: {"pairs", "design", "kernel_rows", "median_ms", "min_ms", "max_ms", "rounds", "round_ms"}}`
     of `model` (the module's docstring)."""
     chosen = candidates(kernel_rows)
@@ -158,7 +157,7 @@ def choose(results):
     return {"design": design, "kernel_rows": rows}
 
 
-def tune_record(model_name=DEFAULT_MODEL, rounds=DEFAULT_ROUNDS, calls=DEFAULT_CALLS, kernel_rows=True, seed=0,
+def tune_record(model_name=TUNE_MODEL, rounds=TUNE_ROUNDS, calls=TUNE_CALLS, kernel_rows=True, seed=0,
                 **overrides):
     """Times the candidates on `model_name` (`measure`) and returns this machine's tuning record: the machine
     (id, CPU, TensorFlow's thread layout), the choice, each candidate's figures, the model and its settings

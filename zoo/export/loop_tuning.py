@@ -33,7 +33,6 @@ logger = logging.getLogger(__name__)
 
 TUNING_SUBDIR = "tuning"
 RECORD_FORMAT = 1
-LOOP_REQUESTS, DEFAULT_LOOP = DESIGN_REQUESTS, DEFAULT_DESIGN_REQUEST  # `export.py --loop`
 SOURCES = ("tuned", "default", "requested")
 REMEDY = "rerun `nli-zoo tune` on this machine (or delete the file: the loop is then the default, steps)"
 
@@ -148,13 +147,13 @@ def tuned_loop(cache_dir=None):
 
 
 def check_loop_request(requested):
-    """`requested` when it is one of `LOOP_REQUESTS`, else a ValueError naming `--loop` and the choices."""
-    if requested not in LOOP_REQUESTS:
-        raise ValueError(f"--loop must be one of {', '.join(LOOP_REQUESTS)}, got {requested!r}")
+    """`requested` when it is one of `DESIGN_REQUESTS`, else a ValueError naming `--loop` and the choices."""
+    if requested not in DESIGN_REQUESTS:
+        raise ValueError(f"--loop must be one of {', '.join(DESIGN_REQUESTS)}, got {requested!r}")
     return requested
 
 
-def loop_for(requested=DEFAULT_LOOP, cache_dir=None):
+def loop_for(requested=DEFAULT_DESIGN_REQUEST, cache_dir=None):
     """The `LoopChoice` of `requested`: `"auto"`, this machine's tuned choice (else the default); a design, that
     design as requested (with the default `KERNEL_ROWS`); a `LoopChoice` as it is."""
     if isinstance(requested, LoopChoice):
@@ -164,7 +163,7 @@ def loop_for(requested=DEFAULT_LOOP, cache_dir=None):
     return LoopChoice(requested, KERNEL_ROWS, "requested")
 
 
-def apply_loop(requested=DEFAULT_LOOP, cache_dir=None):
+def apply_loop(requested=DEFAULT_DESIGN_REQUEST, cache_dir=None):
     """Sets the few-rows loop of `requested` (`loop_for`) for every bi-LSTM this process traces from now on
     (`zoo.layers.recurrent.set_few_rows_loop`; what is traced already keeps its loop). Returns the choice."""
     from zoo.layers.recurrent import set_few_rows_loop  # Keras: imported when a model is about to run

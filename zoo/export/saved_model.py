@@ -48,7 +48,7 @@ from zoo.data.vocab import PAD_ID, UNK_ID
 from zoo.export import serving_files as files
 from zoo.export.archive import ServingArchive
 from zoo.export.exporting import ExportError, exporting
-from zoo.export.loop_tuning import DEFAULT_LOOP, loop_for
+from zoo.export.loop_tuning import loop_for
 from zoo.export.serving_graph import INPUT_NAMES, ServingModel, length_boundaries
 from zoo.export.version_files import (  # noqa: F401
     MANIFEST_PATH,
@@ -58,6 +58,7 @@ from zoo.export.version_files import (  # noqa: F401
     write_manifest,
     write_metadata_file,
 )
+from zoo.layers.loop_choice import DEFAULT_DESIGN_REQUEST
 from zoo.layers.recurrent import few_rows_loop
 from zoo.layers.tree_lstm import complete_tree
 from zoo.quiet import quieted
@@ -326,7 +327,7 @@ def write_metadata(saved_model_dir, run, extra=None):
 
 def export_saved_model(run, model_dir, version=None, serving_files=True, batch_sizes=None, base_path=None,
                        stable_version=None, xla_max_batch=0, model_name=None, chunk_size=DEFAULT_CHUNK_SIZE,
-                       log=None, loop=DEFAULT_LOOP):
+                       log=None, loop=DEFAULT_DESIGN_REQUEST):
     """Writes the run's SavedModel into the TF Serving layout `model_dir/N/`, with TF Serving's files.
 
     Under the run's lock and the model folder's lock (`zoo.export.exporting`: a run that trains, or a second
