@@ -120,9 +120,6 @@ def lstm_states(steps, recurrent):
 def packed_lstm(z, recurrent, live):
     """Inference over packed sequences: the states of every real token, no product on padding.
 
-    Each step multiplies each direction's live states by its own U (no stacked copy of the kernels: at
-    batch 1 copying them took a fifth of a layer's time).
-
     Args:
         z: `[D, N, 4h]`, X W + b of the N real tokens of each direction, time-major: step t's rows are
             `offset_t ... offset_t + n_t - 1` (rows sorted longest first, so the live rows of a step are
@@ -133,21 +130,30 @@ def packed_lstm(z, recurrent, live):
     Returns:
         h_t of every real token `[D, N, h]`, in z's order.
     """
-    def times_recurrent(state):                                                  # [D, n, h] -> [D, n, 4h]
-        return ops.stack([ops.matmul(state[d], kernel) for d, kernel in enumerate(recurrent)])
-
-    states, _, _ = _packed_forward(z, times_recurrent, ops.shape(recurrent[0])[0], live, keep_gates=False)
+    states, _, _ = _packed_forward(z, _each_direction(recurrent), ops.shape(recurrent[0])[0], live, keep_gates=False)
     return states
+
+
+def _each_direction(kernels):
+    """`state` `[D, n, k]` -> `[D, n, m]`: each direction's rows times its own kernel `[k, m]` (a list of D),
+    one plain product each. On a CPU under TensorFlow one batched product of the same shapes took 1.5 times
+    as long at 32 rows and 3 times at 8 (`BatchMatMulV2` against two `MatMul`s and their stacking, AMD EPYC
+    25/1), and the packed loops run one such product a step; stacking the kernels for it also copied them
+    once per call."""
+    def times(state):
+        return ops.stack([ops.matmul(part, kernel) for part, kernel in zip(ops.unstack(state, len(kernels)), kernels)])
+    return times
 
 
 @ops.custom_gradient
 def packed_lstm_loop(z, recurrent, live):
     """`packed_lstm` with its hand-written gradient (training): a second loop backwards in time over the
     same live rows, whose only product per step is dz_t Uᵀ; ∂U is then one product over the real tokens.
-    `recurrent` is `[D, h, 4h]` here (one batched product per step; its gradient is one tensor)."""
+    `recurrent` is `[D, h, 4h]` here (its gradient is one tensor); each step multiplies each direction by
+    its own kernel (`_each_direction`)."""
     directions, h = ops.shape(recurrent)[0], ops.shape(recurrent)[1]
-    states, (full_states, cells, gates), shape = _packed_forward(
-        z, lambda state: ops.matmul(state, recurrent), h, live, keep_gates=True)
+    kernels = ops.unstack(recurrent, recurrent.shape[0])
+    states, (full_states, cells, gates), shape = _packed_forward(z, _each_direction(kernels), h, live, keep_gates=True)
     steps, rows, tokens, index = shape
 
     def gradient(*args, upstream=None):
@@ -158,14 +164,14 @@ def packed_lstm_loop(z, recurrent, live):
         previous_cells = ops.concatenate([ops.expand_dims(zeros, 0), cells[:-1]], axis=0)    # c_{t-1} [T, D, R, h]
         # one scanned tensor per step: Keras's TF scan fails on several of unknown length (keras 3.15)
         inputs = ops.concatenate([_unpack(upstream, index), gates, cells, previous_cells], axis=-1)  # [T, D, R, 7h]
-        transposed = ops.transpose(recurrent, (0, 2, 1))                                     # Uᵀ [D, 4h, h]
+        times_transposed = _each_direction([ops.transpose(kernel) for kernel in kernels])     # · Uᵀ [4h, h]
 
         def backward_step(carry, item):
             dh_next, dc_next, _, t = carry
             n = ops.take(live, t)
             dh_t, i, f, g, o, c, c_prev = ops.split(item[:, :n], [h, 2 * h, 3 * h, 4 * h, 5 * h, 6 * h], axis=-1)
             dz, dc_prev = _step_gradient(ops.add(dh_t, dh_next[:, :n]), dc_next[:, :n], i, f, g, o, c, c_prev)
-            carry = (_refill(ops.matmul(dz, transposed), dh_next), _refill(dc_prev, dc_next),  # dh_{t-1}, dc_{t-1}
+            carry = (_refill(times_transposed(dz), dh_next), _refill(dc_prev, dc_next),  # dh_{t-1}, dc_{t-1}
                      _refill(dz, no_gates), t - 1)                                           # dz_t [D, R, 4h]
             return carry, carry
 

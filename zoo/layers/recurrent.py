@@ -154,8 +154,8 @@ class BidirectionalLSTM(keras.layers.Bidirectional):
         The rows are sorted longest first and the backward direction reads each sentence reversed within
         its own length, so that at step t the rows still inside their sentence are the first n_t of both
         directions. The input products X W + b are one product per direction over the real tokens only
-        (gathered time-major); each step then multiplies only the n_t live rows' states by U (both
-        directions in one batched product [2, n_t, h] x [2, h, 4h]), for as many steps as the longest
+        (gathered time-major); each step then multiplies only the n_t live rows' states by U (one product
+        [n_t, h] x [h, 4h] per direction), for as many steps as the longest
         sentence has words. Training runs `packed_lstm_loop`, whose gradient loops over the same live rows.
         Outputs are zeros at masked positions, as Keras's; same masks as the fused loop (right padding).
 
