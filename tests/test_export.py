@@ -6,6 +6,7 @@ fixture and the checks reuse the exports; one fresh process loads them all. The 
 parses, which the syntactic tree models read (in graph in the SavedModel, in Python for TFLite).
 """
 
+import functools
 import importlib.util
 import json
 import os
@@ -20,7 +21,7 @@ import tensorflow as tf
 
 import export as export_script
 import zoo
-from tests.support.exports import EDGE_PAIRS, PAIRS, build_exports, shared_dir, tree_models
+from tests.support.exports import EDGE_PAIRS, PAIRS, FreshLoader, build_exports, shared_dir, tree_models
 from tests.support.runs import make_run
 from zoo.export import ExportError, export_saved_model, next_version
 from zoo.export.saved_model import INPUT_NAMES, PARSE_INPUT_NAMES, SERVING_OUTPUTS
@@ -59,9 +60,11 @@ def keras_reference(run, pairs):
     return outputs
 
 
-def build_one(name, directory):
-    """Writes a tiny run of `name`, the Keras reference outputs and the SavedModel (see `build_exports`)."""
-    run = zoo.load(make_run(directory / "run", name))
+def build_one(name, directory, loader, runs):
+    """Writes a tiny run of `name`, the Keras reference outputs and the SavedModel (see `build_exports`), and
+    hands the SavedModel to the fresh `loader` at once; the loaded run is kept in `runs` for its TFLite
+    conversion (`load_many`)."""
+    run = runs[name] = zoo.load(make_run(directory / "run", name))
     reference = keras_reference(run, ALL_PAIRS)
     np.savez(directory / "reference.npz", **{k: v for k, v in reference.items() if not k.endswith("_tokens")})
     manifest = {"run_dir": run.run_dir, "errors": {},
@@ -70,34 +73,28 @@ def build_one(name, directory):
         manifest["saved_model"] = export_saved_model(run, str(directory / "models" / name))
     except Exception as error:  # reported by the per-model tests
         manifest["errors"]["saved_model"] = f"{type(error).__name__}: {error}"
+    else:
+        loader.load(manifest["saved_model"], str(directory / "loaded.npz"))
     return manifest
 
 
-def load_many(built):
-    """Loads the SavedModels of `built` in one fresh process while this one converts them to TFLite."""
+def load_many(built, loader, runs):
+    """Converts the SavedModels of `built` to TFLite while the fresh `loader` loads them, then waits for it."""
     manifests = {name: json.loads((d / "manifest.json").read_text(encoding="utf-8")) for name, d in built}
-    jobs = [{"saved_model": manifests[name]["saved_model"], "out": str(d / "loaded.npz")}
-            for name, d in built if "saved_model" in manifests[name]]
-    jobs_path = built[0][1] / "jobs.json"
-    jobs_path.write_text(json.dumps({"pairs": ALL_PAIRS, "jobs": jobs}, ensure_ascii=False), encoding="utf-8")
-    with open(built[0][1] / "loader.log", "w+", encoding="utf-8") as log:
-        loader = subprocess.Popen([sys.executable, "-m", "tests.support.exports", str(jobs_path)], cwd=ROOT,
-                                  stdout=log, stderr=subprocess.STDOUT, env=env())
-        try:
-            for name, directory in built:
-                run = zoo.load(manifests[name]["run_dir"])
-                try:
-                    manifests[name]["tflite"] = export_tflite(run, str(directory / "tflite"), batch_size=TFLITE_BATCH)
-                except Exception as error:
-                    manifests[name]["errors"]["tflite"] = f"{type(error).__name__}: {error}"
-        finally:
-            loader.wait(timeout=600)
-            log.seek(0)
-            for name, directory in built:
-                if loader.returncode != 0:
-                    manifests[name]["errors"]["saved_model"] = "fresh process failed: " + log.read()[-3000:]
-                (directory / "manifest.json").write_text(json.dumps(manifests[name]), encoding="utf-8")
-                (directory / "loaded.done").touch()
+    try:
+        for name, directory in built:
+            try:  # from the run the SavedModel was exported from (exported as it was loaded: nothing trains)
+                manifests[name]["tflite"] = export_tflite(runs[name], str(directory / "tflite"),
+                                                          batch_size=TFLITE_BATCH)
+            except Exception as error:
+                manifests[name]["errors"]["tflite"] = f"{type(error).__name__}: {error}"
+    finally:
+        returncode, output = loader.finish()
+        for name, directory in built:
+            if returncode != 0:
+                manifests[name]["errors"]["saved_model"] = "fresh process failed: " + output
+            (directory / "manifest.json").write_text(json.dumps(manifests[name]), encoding="utf-8")
+            (directory / "loaded.done").touch()
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +106,9 @@ def exported(tmp_path_factory):
         `{name: {"run_dir", "saved_model", "tflite", "reference", "loaded", "errors", ...}}`.
     """
     root = shared_dir(tmp_path_factory, "export-models")
-    manifests = build_exports(root, MODELS, ALL_PAIRS, build_one, load_many)
+    loader, runs = FreshLoader(ALL_PAIRS, "loader.log", cwd=ROOT, env=env()), {}
+    manifests = build_exports(root, MODELS, ALL_PAIRS, functools.partial(build_one, loader=loader, runs=runs),
+                              functools.partial(load_many, loader=loader, runs=runs))
     for name, m in manifests.items():
         directory = Path(m["dir"])
         m["reference"] = dict(np.load(directory / "reference.npz"), **m["tokens"])

@@ -1,6 +1,6 @@
 """Helpers of the export and prediction tests: the pairs exports answer, the models to export, exports
 built once across the pytest-xdist workers, and the loader run in a fresh process
-(`python -m tests.support.exports JOBS.json`). The runs they export are `tests.support.runs.make_run`'s.
+(`python -m tests.support.exports`, fed by `FreshLoader`). The runs they export are `tests.support.runs.make_run`'s.
 """
 
 import contextlib
@@ -41,29 +41,31 @@ EDGE_PAIRS = [
 ]
 
 
-def load_in_fresh_process(jobs_path):
+def load_in_fresh_process(lines):
     """Loads SavedModels with `tf.saved_model.load` and runs both signatures on pairs (meant to run in a
-    fresh process: `python -m tests.support.exports JOBS.json`).
+    fresh process: `python -m tests.support.exports`, the lines on its stdin; `FreshLoader` starts it).
 
     Args:
-        jobs_path: a JSON file
-            `{"pairs": [[p, h(, p_parse, h_parse)], ...], "jobs": [{"saved_model": DIR, "out": NPZ}, ...]}`;
-            each job writes the outputs of `serving_default` (keys prefixed `serving_default/`) and
-            `explain` (`explain/`) to its `out` file, each signature's input names (`SIGNATURE:inputs`),
-            `serving_default`'s probabilities of the first pair alone (`one_pair/probabilities`), the op
-            types of its graph and functions (`op_types`), plus `invalid_utf8` (the error of a non-UTF-8 input).
+        lines: JSON lines (an iterable of str): first `{"pairs": [[p, h(, p_parse, h_parse)], ...]}`, then one
+            job a line, `{"saved_model": DIR, "out": NPZ}`, each run as soon as it is read (so that the
+            loading overlaps the writer's next exports), until the end of the input. Each job writes the
+            outputs of `serving_default` (keys prefixed `serving_default/`) and `explain` (`explain/`) to its
+            `out` file, each signature's input names (`SIGNATURE:inputs`), `serving_default`'s probabilities
+            of the first pair alone (`one_pair/probabilities`), the op types of its graph and functions
+            (`op_types`), plus `invalid_utf8` (the error of a non-UTF-8 input).
     """
     import json
 
     import numpy as np
     import tensorflow as tf
 
-    with open(jobs_path, encoding="utf-8") as f:
-        spec = json.load(f)
+    lines = iter(lines)
+    pairs = json.loads(next(lines))["pairs"]
     names = ("premise", "hypothesis", "premise_binary_parse", "hypothesis_binary_parse")
-    columns = {name: tf.constant([(list(pair) + ["", ""])[i] for pair in spec["pairs"]], tf.string)
+    columns = {name: tf.constant([(list(pair) + ["", ""])[i] for pair in pairs], tf.string)
                for i, name in enumerate(names)}
-    for job in spec["jobs"]:
+    for line in lines:
+        job = json.loads(line)
         loaded = tf.saved_model.load(job["saved_model"])
         arrays = {}
         for name in ("serving_default", "explain"):
@@ -87,6 +89,57 @@ def load_in_fresh_process(jobs_path):
         except tf.errors.InvalidArgumentError as error:
             arrays["invalid_utf8"] = np.array(error.message.splitlines()[0])
         np.savez(job["out"], **arrays)
+
+
+class FreshLoader:
+    """The fresh process of `load_in_fresh_process`, started with the first SavedModel it is given and handed
+    each next one as soon as it is written: it loads them while this process exports the others and converts
+    them to TFLite (given them all at the end, it ran alone for its last 40-odd seconds).
+
+    Args:
+        pairs: the pairs every SavedModel answers.
+        log_name: the file name of the process' output, beside the first SavedModel's `out`.
+        cwd, env: the process' working directory and environment.
+    """
+
+    def __init__(self, pairs, log_name, cwd, env):
+        self.pairs, self.log_name, self.cwd, self.env = pairs, log_name, cwd, env
+        self.process = self.log = None
+
+    def load(self, saved_model, out):
+        """Hands the job `{"saved_model": saved_model, "out": out}` to the process (started on the first)."""
+        import subprocess
+        import sys
+
+        if self.process is None:
+            self.log = open(os.path.join(os.path.dirname(out), self.log_name), "w+", encoding="utf-8")
+            self.process = subprocess.Popen([sys.executable, "-m", "tests.support.exports"], cwd=self.cwd,
+                                            env=self.env, stdin=subprocess.PIPE, stdout=self.log,
+                                            stderr=subprocess.STDOUT, text=True, encoding="utf-8")
+            self._send({"pairs": self.pairs})
+        self._send({"saved_model": saved_model, "out": out})
+
+    def _send(self, message):
+        try:
+            self.process.stdin.write(json.dumps(message, ensure_ascii=False) + "\n")
+            self.process.stdin.flush()
+        except OSError:  # the process ended early: `finish` reports its status and output
+            pass
+
+    def finish(self, timeout=600):
+        """Ends the input and waits for the process: `(returncode, the output's last 3,000 characters)`;
+        `(0, "")` when it was never started."""
+        if self.process is None:
+            return 0, ""
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+        self.process.wait(timeout=timeout)
+        self.log.seek(0)
+        output = self.log.read()[-3000:]
+        self.log.close()
+        return self.process.returncode, output
 
 
 # Exports shared by the pytest-xdist workers ------------------------------------------------------
@@ -124,9 +177,10 @@ def build_exports(root, models, pairs, build_one, load_many, timeout=900):
     """Builds every model's exports once across xdist workers and returns their manifests.
 
     Each model is built under its lock by whichever worker gets there first (`build_one(name, dir)`
-    returns a JSON-able manifest); the models a worker built are then loaded in one fresh process
-    (`load_many([(name, dir), ...])`, which writes `dir/loaded.npz`); finally every manifest is read,
-    waiting for the other workers' loads.
+    returns a JSON-able manifest; it may hand the model to a `FreshLoader`); the models a worker built are
+    then finished together (`load_many([(name, dir), ...])`, which writes `dir/loaded.npz` or waits for the
+    loader that does, and `dir/loaded.done`); finally every manifest is read, waiting for the other
+    workers' loads.
 
     Returns:
         `{name: manifest}` with `"dir"` added.
@@ -158,4 +212,4 @@ def build_exports(root, models, pairs, build_one, load_many, timeout=900):
 if __name__ == "__main__":
     import sys
 
-    load_in_fresh_process(sys.argv[1])
+    load_in_fresh_process(sys.stdin)
