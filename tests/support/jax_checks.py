@@ -1,8 +1,8 @@
 """The checks on the JAX backend, run once per test session in one subprocess (`python -m
-tests.support.jax_checks REPORT.json`, `KERAS_BACKEND=jax`: the backend is fixed per process): every
-registered model for tests/test_models.py (it runs jitted and one training step moves its weights) and
-tests/test_serialization.py (its `.keras` round trip gives the same function and outputs), and the zoo's
-recurrent loops for tests/test_recurrent.py.
+tests.support.jax_checks REPORT.json`, `KERAS_BACKEND=jax`: the backend is fixed per process): the most
+demanding preset of every model class (`tests.support.models.expensive_models`) for tests/test_models.py
+(it runs jitted and one training step moves its weights) and tests/test_serialization.py (its `.keras`
+round trip gives the same function and outputs), and the zoo's recurrent loops for tests/test_recurrent.py.
 
 Each model is built once and its `explain()` compiled once for both: the loaded model's, run with the
 original weights (the same function of weights and inputs: `same_graph` compares the two jaxprs) and with
@@ -57,7 +57,6 @@ def check_every_model(out):
     import keras
     import numpy as np
 
-    import zoo
     from tests.support import models as tc
 
     assert keras.backend.backend() == "jax", keras.backend.backend()
@@ -71,10 +70,10 @@ def check_every_model(out):
     report, directory = {}, tempfile.mkdtemp()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        for name in zoo.list_models():
-            # build() creates every weight without a forward pass (tests/test_serialization.py checks it);
-            # tc.shallow: the tree models' level loops cover the batch's at most 7 words, not the presets' 48
-            model = tc.make_unbuilt_model(name, **tc.shallow(name))
+        for name in tc.expensive_models():
+            # build() creates every weight without a forward pass (tests.support.models.check_model checks
+            # it); test sizes: the tree models' level loops cover the batch's at most 7 words, not the presets' 48
+            model = tc.make_unbuilt_model(name)
             model.build()
             pairs = tc.random_pairs(batch=4)
             batch = tc.model_inputs(model, pairs)  # with parse trees for the models that read them

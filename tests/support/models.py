@@ -1,10 +1,18 @@
-"""Tiny models for the tests, and the behavioural checks every registered model goes through.
+"""Tiny models for the tests, and the per-model harness every registered model goes through.
 
-`tests/test_models.py` runs the checks for every name in the registry, so a newly registered model is tested
-without writing anything; a model file's own test calls them on its model. Random batches and random parse
-trees over their tokens are here too, and the helpers of the `.keras` round trips (also run in a JAX
-subprocess, which imports this module).
+`check_model(name)` builds one tiny instance of a registered model and runs on it every check that is
+cheap and must hold for every name (tests/test_models.py calls it once per name, in the fast tier): so a
+newly registered model is tested without writing anything. The expensive paths (SavedModel, TFLite,
+fresh-process load, overfitting, XLA, JAX) run once per model class, on the class's most demanding preset
+(`EXPENSIVE`, `expensive_models()`), in the large tier. Random batches and random parse trees over their
+tokens are here too, and the helpers of the `.keras` round trips (also run in a JAX subprocess, which
+imports this module).
 """
+
+import json
+import os
+import tempfile
+import warnings
 
 import numpy as np
 
@@ -22,12 +30,19 @@ def small_overrides(name):
     return {k: v for k, v in SMALL.items() if k in preset}
 
 
+def tiny_sizes(name):
+    """Every override that shrinks `name` for tests: `SMALL`'s sizes and the tree-LSTMs' test depth
+    (`shallow`), only keys its preset has."""
+    return {**small_overrides(name), **shallow(name)}
+
+
 def make_model(name, seed=0, **extra):
+    """A tiny built model of `name` (test sizes, trees at test depth), weights seeded by `seed`."""
     import keras
 
     keras.utils.set_random_seed(seed)
     return zoo.create_model(name, vocabulary_size=VOCAB, embedding_dim=EMBEDDING_DIM,
-                            **{"tunable_words": "all", **small_overrides(name), **extra})
+                            **{"tunable_words": "all", **tiny_sizes(name), **extra})
 
 
 def make_unbuilt_model(name, seed=0, **extra):
@@ -36,7 +51,43 @@ def make_unbuilt_model(name, seed=0, **extra):
 
     keras.utils.set_random_seed(seed)
     return zoo.create_model(name, vocabulary_size=VOCAB, embedding_dim=EMBEDDING_DIM, build=False,
-                            **{"tunable_words": "all", **small_overrides(name), **extra})
+                            **{"tunable_words": "all", **tiny_sizes(name), **extra})
+
+
+# The expensive paths: once per model class ----------------------------------------------------------
+# Each model class's most demanding preset (its most features: attention both ways, a bi-LSTM encoder,
+# parses read in the graph, in-model complete trees, the unmatchedness heuristics). The SavedModel and
+# TFLite exports, the fresh-process load, the overfitting, XLA and JAX checks run on these names; every
+# registered name goes through `check_model`. A new model class adds its line here
+# (tests/test_models.py fails until it does).
+EXPENSIVE = {
+    "BowmanLSTM": "bowman_lstm",
+    "ESIM": "esim",
+    "HIM": "him",
+    "HypothesisOnly": "hypothesis_only",
+    "LuoUnmatched": "luo_unmatched_heuristics",
+    "MatchLSTM": "mlstm_bilstm",
+    "Paria": "paria_btree",
+    "RocktaschelAttention": "rocktaschel_attention_two_way",
+    "RocktaschelConditional": "rocktaschel_conditional",
+    "RocktaschelWordByWord": "rocktaschel_wbw_two_way",
+    "SyntacticTreeLSTM": "syntactic_tree_lstm",
+    "WangJiangWordByWord": "wang_jiang_wbw",
+}
+
+
+def model_classes():
+    """`{class name: [registered names]}` of the registry."""
+    classes = {}
+    for name in zoo.list_models():
+        classes.setdefault(zoo.registry.get_spec(name).model_class.__name__, []).append(name)
+    return classes
+
+
+def expensive_models():
+    """The names the expensive paths run on, one per model class (`EXPENSIVE`), in the registry's order."""
+    chosen = set(EXPENSIVE.values())
+    return [name for name in zoo.list_models() if name in chosen]
 
 
 def model_inputs(model, batch, seed=0):
@@ -224,3 +275,227 @@ def word_tables(model):
     """`(frozen, tunable)` word vectors of a model or of each member of an ensemble."""
     layers = [model.embedding] if model.embeds_words else model.embedding.layers
     return ([np.asarray(layer.table) for layer in layers], [np.asarray(layer.tunable) for layer in layers])
+
+
+# The per-model harness: every registered name, one instance ---------------------------------------------
+def sublayers(layer):
+    """Every layer inside `layer`, itself excluded, each once (sublayers held directly or in lists)."""
+    import keras
+
+    seen, stack, found = {id(layer)}, [layer], []
+    while stack:
+        for value in vars(stack.pop()).values():
+            for item in (value if isinstance(value, (list, tuple)) else [value]):
+                if isinstance(item, keras.layers.Layer) and id(item) not in seen:
+                    seen.add(id(item))
+                    found.append(item)
+                    stack.append(item)
+    return found
+
+
+def constructor_arguments(cls, keras_base):
+    """`{name: default}` of the named arguments of `cls.__init__` and of its bases' below `keras_base` (Keras'
+    `Layer` or `Model`, whose own arguments its `get_config` handles); a subclass may fix some of its bases'."""
+    import inspect
+
+    arguments = {}
+    for klass in cls.__mro__:
+        if klass is keras_base:
+            break
+        if "__init__" in vars(klass):
+            for p in inspect.signature(klass.__init__).parameters.values():
+                if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+                    arguments.setdefault(p.name, p.default)
+    return arguments
+
+
+def summary_rows_add_up(model):
+    """Whether the parameters `model.summary()` lists per layer add up to its total (no layer counted twice)."""
+    return sum(layer.count_params() for layer in model.layers) == model.count_params()
+
+
+def as_arrays(outputs):
+    return {key: np.asarray(value) for key, value in outputs.items()}
+
+
+def check_configs_hold_every_constructor_argument(model):
+    """The model and each of its zoo layers: `get_config()` names every constructor argument, `from_config`
+    rebuilds the same config, and an unknown argument is an error (no constructor swallows it)."""
+    import keras
+    import pytest
+
+    from zoo.models.base import NLIModel
+    from zoo.registry import KERAS_PACKAGE
+
+    for obj in [model] + [layer for layer in sublayers(model) if keras.saving.get_registered_name(
+            type(layer)).startswith(f"{KERAS_PACKAGE}>")]:
+        cls, config = type(obj), obj.get_config()
+        arguments = constructor_arguments(cls, keras.Model if isinstance(obj, NLIModel) else keras.layers.Layer)
+        for argument in set(arguments) - set(config):
+            # Only an argument the class fixes itself (a base's, passed on by the class) may be left out.
+            with pytest.raises(TypeError):
+                cls.from_config({**config, argument: arguments[argument]})
+        assert cls.from_config(config).get_config() == config, cls.__name__
+        with pytest.raises((TypeError, ValueError)):
+            cls.from_config({**config, "no_such_argument": 1})
+
+
+def check_build_creates_every_weight(model):
+    """`build()` creates every weight (a forward pass adds none, nothing stays unbuilt) and the summary's rows
+    add up; returns the batch it ran and the model's `explain()` outputs on it."""
+    model.build()
+    built = [(w.path, tuple(w.shape)) for w in model.weights]
+    assert all(layer.built for layer in sublayers(model)), model.name
+    batch = model_inputs(model, random_pairs())
+    expected = as_arrays(model.explain(batch))
+    np.testing.assert_allclose(np.asarray(model(batch)), expected["logits"], atol=1e-6, rtol=0)
+    assert [(w.path, tuple(w.shape)) for w in model.weights] == built, "the forward pass created weights"
+    assert summary_rows_add_up(model)
+    return batch, expected
+
+
+def check_keras_round_trip(model, batch, expected, directory):
+    """`keras.models.load_model` of the saved model gives the same class, config, weights, logits and
+    `explain()` maps, and its summary's rows add up."""
+    import keras
+
+    path = os.path.join(directory, "model.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    got = as_arrays(loaded.explain(batch))
+    assert type(loaded) is type(model) and loaded.get_config() == model.get_config()
+    assert summary_rows_add_up(loaded)
+    for a, b in zip(model.get_weights(), loaded.get_weights(), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert sorted(got) == sorted(expected)
+    for key, value in expected.items():
+        np.testing.assert_allclose(got[key], value, atol=1e-6, rtol=0, err_msg=key)
+
+
+def check_config_round_trip(model):
+    """A clone from `get_config()` given the model's weights gives its logits."""
+    clone = type(model).from_config(model.get_config())
+    clone.build_with_dummy_batch()
+    clone.set_weights(model.get_weights())
+    batch = random_pairs()
+    np.testing.assert_allclose(np.asarray(clone(batch)), np.asarray(model(batch)), atol=1e-6)
+
+
+def check_attention_maps(model, name):
+    """`explain()` returns the maps the registry names, and each sums to one over the real tokens."""
+    batch = random_pairs()
+    returned = tuple(sorted(k for k in model.explain(batch) if k.startswith("attention")))
+    assert returned == tuple(sorted(zoo.registry.get_spec(name).attention))
+    assert check_attention_rows(model, batch) == len(returned)
+
+
+def check_empty_sentences(model):
+    """An empty premise and an empty hypothesis give finite outputs."""
+    batch = random_pairs(batch=3)
+    batch["premise"][0] = 0
+    batch["hypothesis"][1] = 0
+    for value in model.explain(batch).values():
+        assert np.all(np.isfinite(np.asarray(value)))
+
+
+def check_every_weight_gets_a_gradient(model):
+    """Every trainable weight gets a finite, non-zero gradient from a loss over 8 pairs and two filler rows
+    as the input pipeline makes them (empty sentences weighted 0, whose zero share of the loss must stay a
+    zero, finite, share of every gradient). Call it on a model without dropout."""
+    import tensorflow as tf
+
+    batch = random_pairs(batch=8)
+    batch = {key: np.concatenate([value, np.zeros_like(value[:2])]) for key, value in batch.items()}
+    labels, weights = np.arange(10) % 3, np.asarray([1.0] * 8 + [0.0] * 2, "float32")
+    with tf.GradientTape() as tape:
+        logits = model(batch, training=True)
+        losses = tf.keras.losses.sparse_categorical_crossentropy(labels, logits, from_logits=True)
+        loss = tf.reduce_sum(weights * losses) / 8.0
+    grads = tape.gradient(loss, model.trainable_weights)
+    assert np.isfinite(loss.numpy())
+    for weight, grad in zip(model.trainable_weights, grads):
+        assert grad is not None, f"{weight.path} gets no gradient"
+        grad = tf.convert_to_tensor(grad)
+        assert np.all(np.isfinite(grad.numpy())), f"{weight.path} has a non-finite gradient"
+        assert np.any(grad.numpy() != 0), f"{weight.path} has an all-zero gradient"
+
+
+def check_gpu_path(model):
+    """What can be checked on a CPU of the fast GPU path (zoo.training.kernels): every LSTM qualifies for
+    cuDNN, Keras turns XLA off exactly when a cuDNN LSTM is present (and under a distribution strategy), and
+    the masks the LSTMs get are ones cuDNN accepts: every row True then False (right padding), never all
+    False. Runs the model on Keras's LSTM loop (what a GPU runs) from then on."""
+    from unittest import mock
+
+    import keras
+
+    from zoo.training.kernels import gpu_plan, iter_layers
+
+    plan = gpu_plan(model)
+    assert plan["other_lstms"] == []
+    assert plan["xla"] == (not plan["cudnn_lstms"])
+    assert gpu_plan(model, distributed=True)["xla"] is False
+    if model.reads_parse_trees:  # reads trees, no Keras LSTM
+        return
+    masks, original = [], keras.layers.LSTM.call
+
+    def recording(self, sequences, initial_state=None, mask=None, training=False):
+        if mask is not None:
+            masks.append(np.asarray(mask))
+        return original(self, sequences, initial_state=initial_state, mask=mask, training=training)
+
+    batch = random_pairs(batch=5, seed=4)
+    batch["hypothesis"][2] = 0   # an empty hypothesis (an empty request string gives one)
+    batch["premise"][3] = 0      # and an empty premise
+    batch = {k: np.pad(v, ((0, 0), (0, 3))) for k, v in batch.items()}
+    model.lstm_loop = "keras"    # what a GPU runs (zoo.layers.loop_choice); a CPU packs the bi-LSTMs
+    with mock.patch.object(keras.layers.LSTM, "call", recording):
+        model.explain(batch)
+    lstms = [layer for layer in iter_layers(model) if isinstance(layer, keras.layers.LSTM)]
+    if not lstms:
+        assert not masks
+        return
+    assert masks, "the LSTMs got no mask"
+    for mask in masks:
+        lengths = mask.sum(axis=1)
+        assert np.array_equal(mask, np.arange(mask.shape[1])[None, :] < lengths[:, None]), "not right-padded"
+        assert (lengths >= 1).all(), "a fully masked row: cuDNN refuses it"
+
+
+_CHECKED = {}  # {(class, config as JSON): the first name checked with it}, this process
+
+
+def check_model(name):
+    """Every cheap check that must hold for the registered model `name`, on one tiny instance (test sizes,
+    trees at test depth, no dropout): complete configs, `build()` creating every weight, the `.keras` and
+    config round trips, no unbuilt-state warning, padding invariance, the attention maps and their rows,
+    empty sentences, a gradient for every weight, the GPU path's LSTMs and masks.
+
+    Names whose models are the same graph at test size (the same class and config: `mlstm` and
+    `mlstm_300`, whose presets differ only in the hidden size the tests shrink) are checked once.
+
+    Returns:
+        the name first checked with the same graph (`name` itself when it is the first).
+    """
+    overrides = {"dropout": 0.0} if "dropout" in zoo.get_preset(name).model else {}
+    model = make_unbuilt_model(name, **overrides)
+    config = {k: v for k, v in model.get_config().items() if k != "name"}  # Keras numbers a class's instances
+    key = (type(model).__name__, json.dumps(config, sort_keys=True, default=str))
+    if key in _CHECKED:
+        assert zoo.registry.get_spec(name).attention == zoo.registry.get_spec(_CHECKED[key]).attention
+        return _CHECKED[key]
+    check_configs_hold_every_constructor_argument(model)
+    with warnings.catch_warnings(record=True) as caught, tempfile.TemporaryDirectory() as directory:
+        warnings.simplefilter("always")
+        batch, expected = check_build_creates_every_weight(model)
+        check_keras_round_trip(model, batch, expected, directory)
+    assert unbuilt_state_warnings(caught) == []
+    check_config_round_trip(model)
+    perturb_zero_kernels(model)  # the attention models' W^p off zero: attention then reaches the logits
+    check_padding_invariance(model, random_pairs())
+    check_attention_maps(model, name)
+    check_empty_sentences(model)
+    check_every_weight_gets_a_gradient(model)
+    check_gpu_path(model)  # last: it leaves the model on Keras's LSTM loop
+    _CHECKED[key] = name
+    return name
