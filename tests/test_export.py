@@ -1,8 +1,9 @@
 """Export for serving: SavedModel (TF Serving layout, signatures, C++ loader via saved_model_cli, fresh
 `tf.saved_model.load`), TFLite with the LiteRT interpreter, and the request payloads of docs/tf-serving.md.
 
-Every registered model is exported once (untrained, hidden size 8, 8-d vectors) by the module
-fixture and the checks reuse the exports; one fresh process loads them all. The pairs carry binary
+The most demanding preset of every model class (`tests.support.models.EXPENSIVE`) and the documented model
+are exported once (untrained, hidden size 8, 8-d vectors) by the module fixture, the xdist workers sharing
+the work, and the checks reuse the exports; one fresh process loads them all. The pairs carry binary
 parses, which the syntactic tree models read (in graph in the SavedModel, in Python for TFLite).
 """
 
@@ -22,6 +23,7 @@ import tensorflow as tf
 import export as export_script
 import zoo
 from tests.support.exports import EDGE_PAIRS, PAIRS, FreshLoader, build_exports, shared_dir, tree_models
+from tests.support.models import expensive_models, model_classes
 from tests.support.runs import make_run
 from zoo.export import ExportError, export_saved_model, next_version
 from zoo.export.saved_model import INPUT_NAMES, PARSE_INPUT_NAMES, SERVING_OUTPUTS
@@ -31,6 +33,8 @@ from zoo.export.version_files import read_metadata
 from zoo.layers.loop_choice import DEFAULT_DESIGN
 from zoo.layers.recurrent import BidirectionalLSTM
 from zoo.layers.traversal import iter_layers
+
+pytestmark = pytest.mark.large  # the whole file is the large tier
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -42,6 +46,8 @@ TOLERANCE_TFLITE = 1e-4
 TFLITE_BATCH = 2  # smaller than the number of test pairs: exercises the padded last chunk
 ALL_PAIRS = PAIRS + EDGE_PAIRS
 MODELS = zoo.list_models()
+# Exported: each model class's most demanding preset, and the model of the documented requests.
+EXPORTED = [name for name in MODELS if name in {*expensive_models(), DOC_MODEL}]
 SYNTACTIC_MODEL = "syntactic_tree_lstm"
 
 
@@ -99,7 +105,7 @@ def load_many(built, loader, runs):
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    """Every sequence model exported once per test session (SavedModel and TFLite; the xdist workers
+    """Every model of `EXPORTED` exported once per test session (SavedModel and TFLite; the xdist workers
     share the work), with the Keras reference outputs and the outputs of a fresh `tf.saved_model.load`.
 
     Returns:
@@ -107,7 +113,7 @@ def exported(tmp_path_factory):
     """
     root = shared_dir(tmp_path_factory, "export-models")
     loader, runs = FreshLoader(ALL_PAIRS, "loader.log", cwd=ROOT, env=env()), {}
-    manifests = build_exports(root, MODELS, ALL_PAIRS, functools.partial(build_one, loader=loader, runs=runs),
+    manifests = build_exports(root, EXPORTED, ALL_PAIRS, functools.partial(build_one, loader=loader, runs=runs),
                               functools.partial(load_many, loader=loader, runs=runs))
     for name, m in manifests.items():
         directory = Path(m["dir"])
@@ -137,9 +143,11 @@ def own_run(exported, name, tmp_path):
 
 
 # Which models -------------------------------------------------------------------------------------
-def test_every_model_is_exported_and_syntactic_ones_take_parses(exported):
+def test_every_model_class_is_exported_and_syntactic_ones_take_parses(exported):
     assert len(MODELS) >= 21 and len(tree_models()) == 5, MODELS
-    for name in MODELS:  # the signatures' inputs, as the fresh process loaded them
+    classes = model_classes()
+    assert {cls for cls, names in classes.items() if set(names) & set(EXPORTED)} == set(classes), EXPORTED
+    for name in EXPORTED:  # the signatures' inputs, as the fresh process loaded them
         loaded = entry_for(exported, name, "saved_model")["loaded"]
         expected = INPUT_NAMES + (PARSE_INPUT_NAMES if name in (SYNTACTIC_MODEL, "him") else ())  # not esim_tree
         for signature in ("serving_default", "explain"):
@@ -147,7 +155,7 @@ def test_every_model_is_exported_and_syntactic_ones_take_parses(exported):
 
 
 # SavedModel ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", EXPORTED)
 def test_saved_model_layout(exported, name):
     entry = entry_for(exported, name, "saved_model")
     path = Path(entry["saved_model"])
@@ -162,7 +170,7 @@ def test_saved_model_layout(exported, name):
     assert len(saved) == len(load_run(exported, name).model.variables), saved
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", EXPORTED)
 def test_saved_model_equals_keras_in_a_fresh_process(exported, name):
     entry = entry_for(exported, name, "saved_model")
     loaded, reference = entry["loaded"], entry["reference"]
@@ -192,7 +200,7 @@ def test_saved_model_equals_keras_in_a_fresh_process(exported, name):
         assert attention.shape[0] == len(ALL_PAIRS) and attention.shape[2] in widths
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", EXPORTED)
 def test_one_pair_alone_is_answered_as_in_a_batch(exported, name):
     """A request of one pair (the demo page's, an online endpoint's) takes its own path: the bi-LSTMs run
     zoo.layers.loop_choice's "block" loop there, in the served graph, with the answer the batch gives; in
@@ -207,7 +215,7 @@ def test_one_pair_alone_is_answered_as_in_a_batch(exported, name):
     assert ("BlockLSTMV2" in entry["loaded"]["op_types"].tolist()) == (has_bilstm and kernel), name
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", EXPORTED)
 def test_edge_cases_give_answers(exported, name):
     """Empty sentences, a 5,000-word premise (truncated to the preset's maximum) and non-ASCII text."""
     entry = entry_for(exported, name, "saved_model")
@@ -323,7 +331,7 @@ def test_a_malformed_parse_is_refused_naming_the_field_and_row(syntactic_model, 
 
 
 # TFLite -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", EXPORTED)
 def test_tflite_equals_keras(exported, name):
     entry = entry_for(exported, name, "tflite")
     nli = TFLiteNLI(entry["tflite"])
