@@ -15,11 +15,21 @@ are defaults: set one yourself to test another setting. Inter-op threads stay Te
 the mirrored tests need two).
 
 The two xdist workers take whole files (pytest.ini: `--dist loadfile`), so that a file's module fixtures (a
-trained run, a reproduction, the exports of every model) are built once, not once per worker; the files
-that take longest start first (`LONGEST_FIRST`, from `--durations`), so that the two workers end together.
+trained run, a reproduction, the exports of each model class) are built once, not once per worker; the files
+that take longest start first, so that the two workers end together: their seconds are those of the last
+whole run `python scripts/suite_time.py --schedule` measured (tests/durations.json, which says where and
+when); a file it does not know (a new one) starts after them.
+
+The suite has two tiers (pytest.ini's `large` marker): `python -m pytest -q -m "not large"` is the fast tier
+(unit and contract tests, and every registered model through the per-model harness), to run after every
+change; `python -m pytest -q` (README's test command, what CI runs) is the whole suite, the large tier
+(exports, TFLite, fresh processes, overfitting, XLA, JAX, clusters, kill chains, the docs' examples) with it.
 """
 
+import json
 import os
+import warnings
+from pathlib import Path
 
 import pytest
 
@@ -28,27 +38,27 @@ os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 --xla_llv
 for _name in ("TF_NUM_INTRAOP_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
-# Seconds of a worker each file took (`python -m pytest --durations=0`, summed per file), longest first.
-LONGEST_FIRST = ("test_models.py",            # 368
-                 "test_export.py",            # 335
-                 "test_reliability_runs.py",  # 148
-                 "test_docs_examples.py",     # 115 (every example of README and docs/, in order)
-                 "test_faults.py",            # 124
-                 "test_multi_worker.py",      # 102
-                 "test_train.py",             # 92
-                 "test_predict.py",           # 64
-                 "test_export_whole.py",      # 57
-                 "test_sweep.py",             # 45
-                 "test_evaluate.py",          # 42
-                 "test_train_trees.py",       # 40
-                 "test_commands.py",          # 34
-                 "test_tree_models.py")       # 32
+SCHEDULE = Path(__file__).with_name("durations.json")
+
+
+def file_seconds(path=SCHEDULE):
+    """`{test file name: seconds}` of the schedule (empty without one: the files then run in pytest's order;
+    a damaged one is said in a warning)."""
+    try:
+        seconds = json.loads(path.read_text(encoding="utf-8"))["seconds"]
+        return {str(name): float(value) for name, value in seconds.items()}
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        warnings.warn(f"{path}: not a schedule ({type(error).__name__}: {error}); the files run in pytest's order; "
+                      "write it again with python scripts/suite_time.py --schedule")
+        return {}
 
 
 def pytest_collection_modifyitems(items):
     """The longest files first, each file's tests in their own order (a stable sort)."""
-    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    seconds = file_seconds()
+    items.sort(key=lambda item: -seconds.get(item.path.name, 0.0))
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,7 @@ def test_a_bad_thread_setting_is_refused():
         thread_setting("inter:some", cores=2)
 
 
+@pytest.mark.large
 def test_the_benchmark_serves_a_tiny_model_and_records_what_it_measured(tmp_path):
     """A tiny end-to-end run (Keras's inference alone: no export to wait for) with `--record`: the record file
     is the machine's, under results/serving/, and holds each figure with its spread and the command."""

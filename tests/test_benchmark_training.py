@@ -7,8 +7,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from zoo.measurements.machine import cpu, machine_id
 from zoo.measurements.record import read_records
+
+pytestmark = pytest.mark.large  # the whole file is the large tier
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -60,6 +60,7 @@ def run(argv, cwd):
     return result.stdout
 
 
+@pytest.mark.large
 def test_train_export_preset_and_predict_from_another_directory(tmp_path):
     """issue 15's "done means": nli-zoo from elsewhere, the preset predicts what `nli-zoo predict` prints."""
     cli = nli_zoo()

@@ -106,6 +106,7 @@ def check_heatmaps(heatmaps, count, words):
     return [caption for _, caption in heatmaps]
 
 
+@pytest.mark.large
 def test_two_models_side_by_side_show_their_own_predictions_and_maps(pair_page, runs):
     (wbw_label, wbw_maps, wbw_trees), (esim_label, esim_maps, esim_trees) = ask(pair_page, PREMISE, HYPOTHESIS)
     check_label(wbw_label, load_run(runs["rocktaschel_wbw"]).predict([(PREMISE, HYPOTHESIS)])[0])
@@ -117,6 +118,7 @@ def test_two_models_side_by_side_show_their_own_predictions_and_maps(pair_page, 
     assert wbw_trees == "" and esim_trees == ""
 
 
+@pytest.mark.large
 def test_a_shipped_example_is_shown_whole_and_predicts_when_clicked(pair_page, runs):
     shipped = shipped_examples()
     outputs = pair_page.predict(2, api_name="/example")  # what a click on the third example card sends
@@ -132,6 +134,7 @@ def test_a_shipped_example_is_shown_whole_and_predicts_when_clicked(pair_page, r
     assert "near chance" in esim and "SNLI" in esim
 
 
+@pytest.mark.large
 def test_tree_model_reads_the_typed_parse_and_shows_its_tree(tree_page, runs):
     (tree_label, tree_maps, trees), (mlstm_label, mlstm_maps, mlstm_trees) = ask(
         tree_page, PREMISE, HYPOTHESIS, PREMISE_PARSE, "")
@@ -148,6 +151,7 @@ def test_tree_model_reads_the_typed_parse_and_shows_its_tree(tree_page, runs):
     assert mlstm_trees == ""
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("premise, hypothesis, premise_parse, message", [
     ("", HYPOTHESIS, "", "The premise is empty"),
     (PREMISE, "   ", "", "The hypothesis is empty"),
@@ -163,6 +167,7 @@ def test_bad_input_gets_a_message_on_the_page(tree_page, premise, hypothesis, pr
     assert "Traceback" not in str(caught.value) and "\n" not in str(caught.value)
 
 
+@pytest.mark.large
 def test_without_gradio_one_line_says_how_to_install(monkeypatch, capsys, runs):
     monkeypatch.setitem(sys.modules, "gradio", None)  # `import gradio` fails, find_spec finds nothing
     with pytest.raises(SystemExit) as exited:
@@ -208,6 +213,7 @@ def test_a_taken_port_is_one_line_before_any_model_loads(capsys, tmp_path):
                                       "choose another with --port\n"
 
 
+@pytest.mark.large
 def test_the_page_says_when_a_run_is_unfinished_and_when_a_sentence_is_cut(runs, monkeypatch, capsys):
     """A run without results (training, or stopped) is named as such above its column and in the terminal,
     with the epoch of the weights shown; a sentence beyond the model's maximum length is said cut, as the

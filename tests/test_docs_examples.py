@@ -129,6 +129,7 @@ def check_bash(block):
     return None
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("page", READING_ORDER)
 def test_examples_run_as_pasted(page, scratch, shrunk_runs, monkeypatch):
     monkeypatch.chdir(scratch)

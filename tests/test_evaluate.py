@@ -19,6 +19,8 @@ import zoo
 from zoo.data.corpora import load_corpus
 from zoo.runs.record import load_record
 
+pytestmark = pytest.mark.large  # the whole file is the large tier
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 TINY = ["--embeddings", "none", "--embedding-dim", "8", "--set", "hidden_size=8", "--set", "mlp_size=8",

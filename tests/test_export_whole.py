@@ -151,6 +151,7 @@ def test_every_fault_step_is_a_hook_in_the_export_code():
     assert found == {step for steps in FAULT_STEPS.values() for step in steps}
 
 
+@pytest.mark.large
 def test_an_export_refuses_a_run_that_trains_in_one_line(runs, tmp_path):
     run = zoo.load(shutil.copytree(runs["a"].run_dir, tmp_path / "run"))
     with layout.lock(run.run_dir):  # what train.py holds while it trains
@@ -164,6 +165,7 @@ def test_an_export_refuses_a_run_that_trains_in_one_line(runs, tmp_path):
     assert not (tmp_path / "models").exists() or os.listdir(tmp_path / "models") == []  # no empty folder left
 
 
+@pytest.mark.large
 def test_a_second_tflite_export_into_one_folder_is_refused_in_one_line(runs, tmp_path):
     out = tmp_path / "models" / "shared_tflite"
     run = zoo.load(shutil.copytree(runs["b"].run_dir, tmp_path / "run"))
@@ -176,6 +178,7 @@ def test_a_second_tflite_export_into_one_folder_is_refused_in_one_line(runs, tmp
     assert not out.exists() and leftovers(out.parent) == []
 
 
+@pytest.mark.large
 def test_a_folder_holding_other_files_is_not_replaced(runs, tmp_path):
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "notes.txt").write_text("mine")
@@ -185,6 +188,7 @@ def test_a_folder_holding_other_files_is_not_replaced(runs, tmp_path):
     assert os.listdir(tmp_path / "out") == ["notes.txt"]
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("step", ["export:tflite:model-written", "export:tflite:exchanged"])
 def test_kill_during_tflite_overwrite_leaves_the_old_export_or_the_new_one_whole(runs, export_cli, tmp_path, step):
     """export --format tflite --overwrite killed at `step` (while staging; once the new folder is swapped in, the
@@ -209,6 +213,7 @@ def test_kill_during_tflite_overwrite_leaves_the_old_export_or_the_new_one_whole
     assert which(probabilities(str(out)), runs["expected"]) == "b" and leftovers(out.parent) == []
 
 
+@pytest.mark.large
 def test_a_mixed_tflite_folder_is_refused_in_one_line(runs, tmp_path):
     """The files of two exports mixed (what an interrupted export of earlier versions left): refused, naming the
     file, instead of an interpreter's "gather index out of bounds"."""
@@ -236,6 +241,7 @@ def test_a_mixed_tflite_folder_is_refused_in_one_line(runs, tmp_path):
     assert "predict.py: error: " in predicted.stderr and "export again with --overwrite" in predicted.stderr
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("step", ["export:saved_model:staged", "export:saved_model:version-reserved",
                                   "export:saved_model:batching-written"])
 def test_kill_during_a_saved_model_export_leaves_whole_versions(runs, export_cli, tmp_path, step):
@@ -258,6 +264,7 @@ def test_kill_during_a_saved_model_export_leaves_whole_versions(runs, export_cli
     assert which(probabilities(str(model_dir)), runs["expected"]) == "b"  # the latest version
 
 
+@pytest.mark.large
 def test_serving_requests_are_checked_and_cut_sentences_counted(runs, capfd):
     """What the serving signatures say about a request: a scalar, rows that differ and invalid UTF-8 are
     refused naming the field; cut and empty sentences are counted (`explain`) and logged (`serving_default`)."""
@@ -298,6 +305,7 @@ def test_serving_requests_are_checked_and_cut_sentences_counted(runs, capfd):
             assert words in line and line.split("[", 1)[1].startswith(("premise", "hypothesis")), line
 
 
+@pytest.mark.large
 def test_a_saved_model_version_checks_its_files_before_it_is_loaded(runs, tmp_path, capsys):
     """Every file of a version is in its manifest (`assets.extra/manifest.json`): the vocabulary asset with two
     words swapped, the variables cut short or missing, zoo.json changed, the manifest itself missing: each is

@@ -27,6 +27,8 @@ from tests.support.runs import ROOT, Killed, assert_same, comparable, subprocess
 from zoo.fileio import faults as fileio_faults
 from zoo.runs import faults, layout
 
+pytestmark = pytest.mark.large  # the whole file is the large tier
+
 ARGS = ["--model", "bowman_lstm", "--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "4",
         "--max-train-examples", "32", "--max-eval-examples", "16", "--set", "hidden_size=4", "--batch-size", "16",
         "--epochs", "3", "--attention-examples", "0", "--images-every", "0", "--log-every", "0", "--verbose", "0",

@@ -174,6 +174,7 @@ else:
 """
 
 
+@pytest.mark.large
 def test_two_processes_racing_for_a_lock_one_wins(tmp_path):
     for attempt in range(2):  # two rounds: a fresh folder, then one whose lock was released
         at = time.time() + 0.8  # both are running (interpreter started) before this moment

@@ -186,6 +186,7 @@ run("compare", ["R", "--resamples", "100"])
 """
 
 
+@pytest.mark.large
 def test_the_library_and_the_commands_print_no_start_up_lines_and_a_first_result_explains_itself(
         tmp_path, finished_run_dir):
     train = tiny_args("R", *ONE_SHAPE, "--epochs", "1", "--attention-examples", "0")
@@ -237,6 +238,7 @@ print(json.dumps([tf.config.threading.get_intra_op_parallelism_threads(), len(os
 """
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("asked", [None, "2"])
 def test_tensorflow_gets_half_the_cores_per_op_unless_the_user_chose(asked):
     """`zoo.quiet.apply_thread_layout`: on a CPU the intra-op pool is half the cores (independent loops run side by

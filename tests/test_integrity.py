@@ -181,6 +181,7 @@ def test_describe_fault_reads_the_errors_of_libraries_that_write_by_path(tmp_pat
     assert "read-only" in fileio.describe_fault(OSError(errno.EROFS, "Read-only file system", str(tmp_path / "x")))
 
 
+@pytest.mark.large
 def test_a_full_disk_at_an_export_or_a_sweep_is_one_line_and_leaves_nothing_half_written(run_copy, tmp_path,
                                                                                          capsys, monkeypatch):
     import export as export_script

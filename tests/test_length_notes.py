@@ -53,6 +53,7 @@ def write_lines(path, rows, keys):
     return str(path)
 
 
+@pytest.mark.large
 def test_every_kind_counts_the_same(models):
     from zoo.predictors import open_predictor
 
@@ -78,6 +79,7 @@ def test_a_predictor_that_knows_no_lengths_counts_nothing():
     assert Constant().length_notes([("", "")]) is None
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("kind", KINDS[1:])
 def test_predict_prints_the_count_for_every_kind(models, kind, tmp_path, capfd):
     capsys = capfd  # descriptor 2 itself: a SavedModel's own line about cut pairs would show there
@@ -98,6 +100,7 @@ def test_predict_prints_the_count_for_every_kind(models, kind, tmp_path, capfd):
     assert "[predict] the pair: of 1 pairs, 1 empty hypothesis(s)" in captured.err
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("kind", KINDS[1:])
 def test_evaluate_prints_and_writes_the_count_for_every_kind(models, kind, tmp_path, capsys):
     keys = ("sentence1", "sentence2", "gold_label")

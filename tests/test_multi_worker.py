@@ -167,6 +167,7 @@ def event_file_pids(logdir):
 
 
 # Two workers -------------------------------------------------------------------------------------
+@pytest.mark.large
 def test_two_workers_train_like_one_process_and_only_the_chief_writes_the_run(tmp_path, start):
     # 64 pairs in data order (--no-bucket) are 4 full global batches of 16: worker i trains on rows
     # 8i..8i+7 of each (tf.distribute splits each batch into one slice per replica), in the same shuffled
@@ -208,6 +209,7 @@ def test_two_workers_train_like_one_process_and_only_the_chief_writes_the_run(tm
         np.testing.assert_allclose(w1, w2, rtol=0, atol=1e-5)
 
 
+@pytest.mark.large
 def test_killed_worker_resumes_from_the_last_finished_epoch(tmp_path, start):
     run = tmp_path / "run"
     chief, worker = start_cluster(start, run, "--epochs", "3", "--pause-after-epoch", "2")
@@ -232,6 +234,7 @@ def test_killed_worker_resumes_from_the_last_finished_epoch(tmp_path, start):
 
 
 # Failing fast ------------------------------------------------------------------------------------
+@pytest.mark.large
 def test_worker_without_peers_fails_with_one_line_in_bounded_time(tmp_path, start):
     ports = free_ports(3)  # two workers whose peer never starts, each in a cluster of its own
     timeout = 2

@@ -66,6 +66,7 @@ def predict_main(capsys):
     return run
 
 
+@pytest.mark.large
 def test_single_pair(setup):
     premise, hypothesis = PAIRS[0][:2]
     result = predict_cli("--run-dir", setup["run_dir"], "--premise", premise, "--hypothesis", hypothesis)
@@ -77,6 +78,7 @@ def test_single_pair(setup):
         assert line.split() == [name, f"{p:.4f}"]
 
 
+@pytest.mark.large
 def test_jsonl_in_and_out_with_the_saved_model(setup, predict_main):
     path = setup["root"] / "pairs.jsonl"
     path.write_text("".join(json.dumps({"premise": p, "hypothesis": h, "id": i}) + "\n"
@@ -92,6 +94,7 @@ def test_jsonl_in_and_out_with_the_saved_model(setup, predict_main):
         assert g["probabilities"] == pytest.approx(e["probabilities"], abs=1e-5)
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("line, message", [
     ('{"premise": "A man."', "not valid JSON"),
     ('{"premise": "A man.", "hypothesis": 3}', 'string fields "premise" and "hypothesis"'),
@@ -113,6 +116,7 @@ def test_usage_errors_are_one_line(tmp_path):
     assert result.stderr.strip() == "predict.py: error: --premise and --hypothesis go together"
 
 
+@pytest.mark.large
 def test_show_attention_and_png(setup, predict_main):
     png = setup["root"] / "alignment.png"
     premise, hypothesis = "A man plays a guitar.", "A person plays music."
@@ -137,6 +141,7 @@ def tree_setup(tmp_path_factory):
     return run_and_saved_model(tmp_path_factory.mktemp("predict_tree"), TREE_MODEL)
 
 
+@pytest.mark.large
 def test_parses_in_jsonl_reach_the_tree_model(tree_setup, predict_main):
     fields = ("premise", "hypothesis", "premise_binary_parse", "hypothesis_binary_parse")
     path = tree_setup["root"] / "pairs.jsonl"
@@ -152,6 +157,7 @@ def test_parses_in_jsonl_reach_the_tree_model(tree_setup, predict_main):
             assert g["probabilities"] == pytest.approx(e["probabilities"], abs=1e-5)
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("model_flag", ["--run-dir", "--saved-model"])
 def test_bad_parses_are_reported(tree_setup, predict_main, model_flag):
     model = tree_setup["run_dir"] if model_flag == "--run-dir" else tree_setup["saved_model"]
@@ -168,6 +174,7 @@ def test_bad_parses_are_reported(tree_setup, predict_main, model_flag):
     assert result.stderr.strip().splitlines()[-1].startswith("predict.py: error: ") and "Traceback" not in result.stderr
 
 
+@pytest.mark.large
 def test_tree_attention_over_nodes(tree_setup, predict_main):
     premise, hypothesis, premise_parse, hypothesis_parse = PAIRS[0]
     result = predict_main("--saved-model", tree_setup["saved_model"], "--premise", premise, "--hypothesis",
@@ -178,6 +185,7 @@ def test_tree_attention_over_nodes(tree_setup, predict_main):
     assert columns[:3] == ["0=A", "1=•", "2=man"] and len(columns) == 2 * 9 - 1   # 9 tokens, 17 nodes
 
 
+@pytest.mark.large
 def test_tflite_export_predicts_and_explains(setup, predict_main):
     """`predict.py --tflite`: the pair's label and probabilities as the run gives them, and its alignment."""
     from zoo.export.tflite import export_tflite
@@ -196,6 +204,7 @@ def test_tflite_export_predicts_and_explains(setup, predict_main):
     assert "attention_reverse (rows: premise, columns: hypothesis" in result.stdout
 
 
+@pytest.mark.large
 def test_num_threads_goes_with_tflite(setup, capsys):
     import predict
 
@@ -205,6 +214,7 @@ def test_num_threads_goes_with_tflite(setup, capsys):
     assert stop.value.code == 2 and "--num-threads goes with --tflite" in capsys.readouterr().err
 
 
+@pytest.mark.large
 def test_text_that_is_not_utf8_is_named_by_line_or_option(setup, tmp_path, capsys):
     from zoo.commands import predict as predict_command
 
@@ -220,6 +230,7 @@ def test_text_that_is_not_utf8_is_named_by_line_or_option(setup, tmp_path, capsy
         assert exit_.value.code == 2 and len(errors) == 1 and errors[0].startswith(expected), errors
 
 
+@pytest.mark.large
 def test_cut_and_empty_sentences_are_counted(setup, tmp_path, capsys):
     from zoo.commands import predict as predict_command
 

@@ -196,6 +196,7 @@ def test_facade_is_lazy_and_loads_presets(preset_dir, classifier):
     assert out.stdout.strip() == "[]", out.stderr
 
 
+@pytest.mark.large
 def test_fit_on_raw_pairs_fine_tunes_and_saves_again(preset_dir, tmp_path, monkeypatch):
     from zoo.data.snli import load_snli
 
@@ -231,6 +232,7 @@ def test_fit_on_raw_pairs_fine_tunes_and_saves_again(preset_dir, tmp_path, monke
         classifier.fit(pairs[:1], ["maybe"], verbose=0)
 
 
+@pytest.mark.large
 def test_classifier_round_trips_through_a_keras_file(preset_dir, tmp_path):
     import keras
 
@@ -243,6 +245,7 @@ def test_classifier_round_trips_through_a_keras_file(preset_dir, tmp_path):
     np.testing.assert_allclose(loaded.predict(RAW), classifier.predict(RAW), atol=1e-7)
 
 
+@pytest.mark.large
 def test_tree_model_takes_parses_like_the_run(tmp_path):
     run_dir = finished_run(str(tmp_path / "tree_run"), "syntactic_tree_lstm")
     classifier = from_preset(export_preset(run_dir, str(tmp_path / "tree_preset")))
@@ -337,6 +340,7 @@ def leftovers(folder, name):
     return sorted(n for n in os.listdir(folder) if n.startswith(f".{name}."))
 
 
+@pytest.mark.large
 def test_a_killed_export_leaves_the_old_preset_or_the_new_one_whole(finished_run_dir, preset_dir, tmp_path):
     targets = {step: old_preset(preset_dir, tmp_path / f"p{i}") for i, step in enumerate(saving.FAULT_STEPS)}
     arguments = [str(part) for step, target in targets.items() for part in (step, target)]

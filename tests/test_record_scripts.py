@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from zoo.measurements.machine import cpu, machine_id
 from zoo.measurements.record import read_records
 
@@ -16,6 +18,7 @@ def script(name, *args):
                           text=True, timeout=600)
 
 
+@pytest.mark.large
 def test_machine_py_records_its_gemm_peak_beside_the_cpu(tmp_path):
     done = script("machine.py", "--seconds", "0.02", "--threads", "1", "--record", "--results", str(tmp_path))
     assert done.returncode == 0, done.stderr[-2000:]

@@ -139,6 +139,7 @@ def test_the_kernel_runs_eagerly_on_empty_rows_and_only_at_float32():
     assert choose_loop("block", "tensorflow", "cpu", False, False, "float16") == "packed"
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("design", tensorflow_lstm.DESIGNS)
 def test_both_few_rows_designs_equal_keras_at_every_length_in_one_graph(design):
     """The step loop (`UNROLL` steps an iteration, then the rest one at a time) and TensorFlow's kernel give
@@ -220,6 +221,7 @@ def test_the_loop_is_chosen_by_one_table(arguments, loop):
     assert choose_loop(*arguments) == loop
 
 
+@pytest.mark.large
 def test_the_loop_choice_refuses_an_unknown_request_and_models_pass_theirs():
     with pytest.raises(ValueError, match="must be one of auto, packed, block, fused, keras"):
         choose_loop("yes", "tensorflow", "cpu", True, False)
@@ -282,6 +284,7 @@ def test_weights_load_from_a_keras_bidirectional_checkpoint(tmp_path):
     np.testing.assert_allclose(np.asarray(ours(x)), np.asarray(plain(x)), atol=TOLERANCE, rtol=0)
 
 
+@pytest.mark.large
 def test_fused_loop_and_its_gradient_under_jax(tmp_path_factory):
     """The fused loop against Keras's, and one training step on either loop (`jax.custom_gradient`), in the
     session's one JAX subprocess (tests/support/jax_checks.py)."""
@@ -292,6 +295,7 @@ def test_fused_loop_and_its_gradient_under_jax(tmp_path_factory):
     assert recurrent["difference"] <= TOLERANCE
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("name, loop", [("esim", "auto"), ("esim", "fused"), ("paria_bilstm", "auto")])
 def test_a_training_step_of_a_model_is_the_same_on_either_loop(name, loop):
     """Whole models: one SGD step with the zoo's loops ("auto": packed under TensorFlow, fused under JAX;

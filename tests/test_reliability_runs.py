@@ -97,6 +97,7 @@ def test_a_second_writer_is_refused_naming_the_holder(tmp_path, capsys):
 
 
 # Damaged checkpoints -------------------------------------------------------------------------------
+@pytest.mark.large
 def test_a_truncated_best_checkpoint_is_one_line_at_evaluate_and_export(finished, tmp_path, capsys):
     damaged = tmp_path / "damaged"
     subprocess.run(["cp", "-r", str(finished), str(damaged)], check=True)
@@ -187,6 +188,7 @@ def test_the_backup_falls_back_to_the_last_readable_state(tmp_path, capsys):
         backup.restore()
 
 
+@pytest.mark.large
 def test_a_truncated_best_checkpoint_at_the_end_of_training_evaluates_the_backup(tmp_path, monkeypatch, capsys):
     run_dir = tmp_path / "run"
     args = one_epoch(run_dir)
@@ -203,6 +205,7 @@ def test_a_truncated_best_checkpoint_at_the_end_of_training_evaluates_the_backup
 
 
 # Non-finite loss and Ctrl-C ------------------------------------------------------------------------
+@pytest.mark.large
 def test_training_stops_at_the_first_non_finite_loss_and_writes_no_results(tmp_path, capsys):
     run_dir = tmp_path / "run"
     # ℓ2 weight 1e38: the penalty overflows float32 at the first step, an infinite loss
@@ -222,6 +225,7 @@ def as_from_a_terminal():
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
 
 
+@pytest.mark.large
 def test_ctrl_c_says_how_to_resume(tmp_path):
     run_dir = tmp_path / "run"
     process = subprocess.Popen(
@@ -253,6 +257,7 @@ def test_ctrl_c_says_how_to_resume(tmp_path):
 
 
 # Every printed remedy, followed: the run then ends with the uninterrupted run's results ----------------
+@pytest.mark.large
 def test_a_damaged_run_state_names_a_remedy_that_works(finished, tmp_path, monkeypatch, capsys):
     run_dir = tmp_path / "run"
     stop_at(monkeypatch, "prune@1", one_epoch(run_dir))  # epoch 1 committed, not evaluated
@@ -266,6 +271,7 @@ def test_a_damaged_run_state_names_a_remedy_that_works(finished, tmp_path, monke
     assert_same(comparable(run_dir), comparable(finished))
 
 
+@pytest.mark.large
 def test_a_damaged_results_json_names_a_remedy_that_works(finished, tmp_path, capsys):
     run_dir = copy_run(finished, tmp_path / "run")
     (run_dir / "results.json").write_text('{"test": ')
@@ -276,6 +282,7 @@ def test_a_damaged_results_json_names_a_remedy_that_works(finished, tmp_path, ca
     assert_same(comparable(run_dir), comparable(finished))
 
 
+@pytest.mark.large
 def test_a_damaged_history_json_names_a_remedy_that_works(finished, tmp_path, capsys):
     run_dir = copy_run(finished, tmp_path / "run")
     (run_dir / "history.json").write_text('{"epochs": [')
@@ -287,6 +294,7 @@ def test_a_damaged_history_json_names_a_remedy_that_works(finished, tmp_path, ca
     assert_same(comparable(run_dir), comparable(finished))
 
 
+@pytest.mark.large
 def test_a_finished_run_with_damaged_best_weights_names_a_remedy_that_works(finished, tmp_path, capsys):
     run_dir = copy_run(finished, tmp_path / "run")
     (run_dir / layout.BEST_WEIGHTS_FILE).write_bytes(b"")
@@ -298,6 +306,7 @@ def test_a_finished_run_with_damaged_best_weights_names_a_remedy_that_works(fini
     assert_same(comparable(run_dir), comparable(finished))
 
 
+@pytest.mark.large
 def test_a_damaged_config_names_a_remedy_that_works(finished, tmp_path, capsys):
     run_dir = copy_run(finished, tmp_path / "run")
     (run_dir / layout.CONFIG_FILE).write_text('{"model": "bowman_lstm", "preset": {', encoding="utf-8")
@@ -307,6 +316,7 @@ def test_a_damaged_config_names_a_remedy_that_works(finished, tmp_path, capsys):
     assert_same(comparable(run_dir), comparable(finished))
 
 
+@pytest.mark.large
 def test_training_a_finished_run_further_says_the_optimizer_restarts_and_resumes_exactly(finished, tmp_path,
                                                                                          monkeypatch, capsys):
     whole, killed = copy_run(finished, tmp_path / "whole"), copy_run(finished, tmp_path / "killed")
@@ -350,6 +360,7 @@ def test_a_backup_of_an_earlier_version_resumes_unless_its_best_weights_went_ahe
 
 
 # Files of the run checked, and the narrowest remedy of each followed (issue 35) -----------------------------
+@pytest.mark.large
 def test_a_damaged_vocabulary_names_the_narrowest_remedy_and_following_it_resumes_exactly(finished, tmp_path,
                                                                                          monkeypatch, capsys):
     """A truncated vocab.txt: deleting it alone (not the run, not --overwrite) rebuilds it from the data, for a
@@ -383,6 +394,7 @@ def test_a_damaged_vocabulary_names_the_narrowest_remedy_and_following_it_resume
     assert_same(comparable(run_dir), comparable(finished))
 
 
+@pytest.mark.large
 def test_a_relabelled_state_generation_is_set_aside_and_the_run_resumes_from_the_one_before(tmp_path, monkeypatch,
                                                                                            capsys):
     run_dir = tmp_path / "run"
@@ -398,6 +410,7 @@ def test_a_relabelled_state_generation_is_set_aside_and_the_run_resumes_from_the
     assert [e["epoch"] for e in json.loads((run_dir / "history.json").read_text())["epochs"]] == [1, 2, 3]
 
 
+@pytest.mark.large
 def test_a_finished_run_without_its_manifest_is_never_sealed_again(finished, tmp_path, capsys, caplog):
     """The manifest removed and another run's weights copied in: refused by every reader, and by train.py even
     with results.json deleted (the old remedy, which evaluated the foreign weights and wrote a manifest that
@@ -425,6 +438,7 @@ def test_a_finished_run_without_its_manifest_is_never_sealed_again(finished, tmp
     assert "has no manifest.json and its config.json does not say it keeps one" in said and "unchecked" in said
 
 
+@pytest.mark.large
 def test_a_full_disk_during_training_is_one_line_and_the_rerun_resumes_exactly(finished, tmp_path, monkeypatch,
                                                                                capsys):
     """No space left when the first epoch's backup is renamed into place: one line naming the file and what to
@@ -461,6 +475,7 @@ def test_a_full_disk_during_training_is_one_line_and_the_rerun_resumes_exactly(f
     assert_same(comparable(run_dir), comparable(finished))
 
 
+@pytest.mark.large
 def test_training_further_a_run_whose_history_is_damaged(finished, tmp_path, capsys):
     run_dir = copy_run(finished, tmp_path / "run")
     (run_dir / "history.json").write_text('{"epochs": [')

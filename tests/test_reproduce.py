@@ -65,6 +65,7 @@ def reproduced(tmp_path_factory):
     return argv, directory, command.main(argv)
 
 
+@pytest.mark.large
 def test_a_reproduction_trains_the_rows_and_writes_the_table_beside_the_paper(reproduced, capsys):
     argv, directory, result = reproduced
     report = result["report"]
@@ -103,6 +104,7 @@ def test_a_reproduction_trains_the_rows_and_writes_the_table_beside_the_paper(re
     assert again["report"]["rows"] == json.loads(json.dumps(report["rows"]))
 
 
+@pytest.mark.large
 def test_the_dry_run_lists_the_runs_and_times_an_epoch(reproduced, capsys):
     argv, directory, _ = reproduced
     plan = command.main(argv[:3] + ["--seeds", "3", *TINY, "--dir", str(directory), "--dry-run", "--timed-steps", "2"])

@@ -113,6 +113,7 @@ def test_a_json_spec_error_names_its_line(tmp_path):
 
 
 # The sweep ----------------------------------------------------------------------------------------------
+@pytest.mark.large
 def test_a_real_sweep_trains_runs_resumes_as_done_and_compares(tmp_path, capsys):
     directory = str(tmp_path / "S")
     argv = ["--models", "bowman_lstm", "hypothesis_only", "--seeds", "1", "--dataset", "snli_sample",
@@ -144,6 +145,7 @@ def test_a_real_sweep_trains_runs_resumes_as_done_and_compares(tmp_path, capsys)
         "bowman_lstm"
 
 
+@pytest.mark.large
 def test_a_killed_sweep_reruns_only_what_is_left(tmp_path):
     from zoo.comparison.tuner import run_sweep
 
@@ -198,6 +200,7 @@ def test_a_sweep_killed_as_it_writes_a_new_trial_trains_that_trial_on_the_rerun(
     assert [t["status"] for t in summary["trials"]] == ["COMPLETED"]
 
 
+@pytest.mark.large
 def test_damaged_sweep_files_are_one_line_and_their_remedies_work(tmp_path, capsys):
     """A damaged oracle.json, trial.json or sweep.json is one line naming the file and its remedy (before
     KerasTuner reads it); following it (delete tuner/, or sweep.json) hands out the same runs again; a spec
@@ -248,6 +251,7 @@ def test_a_second_process_on_a_sweep_is_refused_in_one_line(tmp_path, capsys):
     assert os.listdir(tmp_path / "S") == []  # nothing written
 
 
+@pytest.mark.large
 def test_a_failed_trial_is_reported_the_others_run_and_a_rerun_tries_it_again(tmp_path, capsys):
     from zoo.comparison.tuner import run_sweep
 
@@ -326,6 +330,7 @@ def start_sweep_on_loopback(tmp_path, log):
     return processes, outputs, chief_up
 
 
+@pytest.mark.large
 def test_two_workers_on_loopback_share_one_sweep_and_run_no_trial_twice(tmp_path):
     (tmp_path / "worker.py").write_text(WORKER)
     log = tmp_path / "logs" / "trained"
@@ -346,6 +351,7 @@ def test_two_workers_on_loopback_share_one_sweep_and_run_no_trial_twice(tmp_path
     assert len(oracle["end_order"]) == 6
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("search", ["random", "bayesian"])
 def test_a_search_samples_the_space_and_trains_each_sample_once_per_seed(tmp_path, search):
     from zoo.comparison.tuner import run_sweep
@@ -368,6 +374,7 @@ def test_a_search_samples_the_space_and_trains_each_sample_once_per_seed(tmp_pat
         assert trial["dev_accuracy"] == pytest.approx(0.305)  # the mean over the seeds (0.30 and 0.31)
 
 
+@pytest.mark.large
 def test_an_axis_of_values_of_mixed_types_reaches_the_runs_unchanged(tmp_path):
     from zoo.comparison.tuner import run_sweep
 

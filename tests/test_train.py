@@ -120,6 +120,7 @@ def test_default_run_dir_is_deterministic():
 
 
 # A finished run ----------------------------------------------------------------------------------
+@pytest.mark.large
 def test_run_directory(trained):
     run_dir = Path(trained.run_dir)
     for name in ("config.json", "vocab.txt", "best.weights.h5", "results.json", "history.json", "logs"):
@@ -131,6 +132,7 @@ def test_run_directory(trained):
     assert config["embedding_dim"] == 8 and config["embeddings"] == "none" and config["tunable_words"] == "all"
 
 
+@pytest.mark.large
 def test_results(trained):
     results = json.loads((Path(trained.run_dir) / "results.json").read_text())
     test = results["test"]
@@ -161,6 +163,7 @@ def read_tags(logdir):
     return tags
 
 
+@pytest.mark.large
 def test_tensorboard(trained):
     tags = read_tags(Path(trained.run_dir) / "logs")
     assert {"epoch_loss", "epoch_accuracy", "epoch_learning_rate", "batch_loss"} <= set(tags["train"])
@@ -179,6 +182,7 @@ def test_tensorboard(trained):
     assert "_hparams_/session_start_info" in tags["hparams"] and "." not in tags
 
 
+@pytest.mark.large
 def test_hparams_show_the_reported_metrics_under_either_logdir(trained, tmp_path):
     run_dir = Path(trained.run_dir)
     results = json.loads((run_dir / "results.json").read_text())
@@ -206,6 +210,7 @@ def test_hparams_show_the_reported_metrics_under_either_logdir(trained, tmp_path
         assert group.sessions[0].status == 1  # STATUS_SUCCESS
 
 
+@pytest.mark.large
 def test_zoo_load_round_trips(trained):
     run = zoo.load(trained.run_dir)
     pairs = [("A man is playing a guitar on stage.", "A person plays music."),
@@ -220,12 +225,14 @@ def test_zoo_load_round_trips(trained):
     assert run.vocab.words == trained.vocab.words and run.record.model == MODEL
 
 
+@pytest.mark.large
 def test_rerun_of_finished_run_does_not_train(trained, capsys):
     result = train_script.main(trained_args(trained.run_dir))
     assert "already finished" in capsys.readouterr().out
     assert result.results.epochs_run == 2
 
 
+@pytest.mark.large
 def test_the_command_prints_the_zoos_messages_which_come_through_logging(trained):
     messages = [line for record in trained.records for line in record.getMessage().splitlines()]
     said = [line for line in trained.printed.splitlines()
@@ -236,6 +243,7 @@ def test_the_command_prints_the_zoos_messages_which_come_through_logging(trained
                                                               "zoo.training.callbacks.epoch_marker"}
 
 
+@pytest.mark.large
 def test_one_line_silences_a_training_run_and_the_quiet_command_keeps_warnings_only(trained, capsys):
     from zoo.training.trainer import train
 
@@ -258,6 +266,7 @@ def test_one_line_silences_a_training_run_and_the_quiet_command_keeps_warnings_o
         logging.getLogger("zoo").removeHandler(records)
 
 
+@pytest.mark.large
 def test_rerun_with_other_settings_is_refused(trained, capsys):
     with pytest.raises(SystemExit) as exit_info:
         train_script.main(tiny_args(trained.run_dir, "--set", "dropout=0.3"))
@@ -266,6 +275,7 @@ def test_rerun_with_other_settings_is_refused(trained, capsys):
     assert "other settings" in err and "model.dropout: 0.1 -> 0.3" in err and "--overwrite" in err
 
 
+@pytest.mark.large
 def test_more_epochs_train_a_finished_run_further(tmp_path, capsys):
     run_dir = tmp_path / "run"
     args = tiny_args(run_dir, "--attention-examples", "0", *ONE_SHAPE)
@@ -302,6 +312,7 @@ def test_setting_errors_are_one_line_before_the_run_directory(tmp_path, capsys, 
     assert not run_dir.exists()  # nothing written: the corrected command starts a new run
 
 
+@pytest.mark.large
 def test_the_corrected_command_trains_and_a_growing_loss_is_flagged(tmp_path, capsys, monkeypatch):
     from zoo.training.callbacks import loss_guard
 
@@ -346,6 +357,7 @@ def test_loss_guard_takes_the_first_loss_and_flags_once():
     assert resumed.report()["first_loss"] == 2.0
 
 
+@pytest.mark.large
 def test_a_damaged_results_json_is_one_line_in_train_and_init_from(trained, tmp_path, capsys):
     import shutil
 
@@ -389,6 +401,7 @@ def test_data_errors_are_one_line(tmp_path, capsys):
 
 
 # Precision and strategies ------------------------------------------------------------------------
+@pytest.mark.large
 def test_bf16_trains_without_nan(tmp_path):
     import keras
 
@@ -400,6 +413,7 @@ def test_bf16_trains_without_nan(tmp_path):
     assert math.isfinite(loss) and math.isfinite(result.results.history[0]["val_loss"])
 
 
+@pytest.mark.large
 def test_mirrored_on_two_cpus_matches_one_device(tmp_path):
     # Global batch 16 = 2 x 8 on every step (64 train, 32 dev/test pairs, unbucketed): each replica's
     # mean loss then averages to the single-device mean exactly, up to float summation order.
@@ -430,6 +444,7 @@ def test_mirrored_on_two_cpus_matches_one_device(tmp_path):
 
 
 # Resume ------------------------------------------------------------------------------------------
+@pytest.mark.large
 def test_resume_after_sigkill(tmp_path, capsys):
     command = tiny_args(tmp_path / "resume", "--epochs", "3", "--attention-examples", "1", *ONE_SHAPE)
     env = subprocess_env()
@@ -461,6 +476,7 @@ class Interrupted(RuntimeError):
     """Stops a run right after an epoch's state is on disk, where a kill would."""
 
 
+@pytest.mark.large
 def test_a_resumed_run_equals_the_uninterrupted_one(tmp_path, monkeypatch):
     # Shuffled, bucketed, with the preset's dropout: the data order and the dropout masks of epoch 3 must
     # not depend on whether the process that trains it also trained epochs 1 and 2.

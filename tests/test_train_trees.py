@@ -51,6 +51,7 @@ def test_syntactic_models_get_the_parse_trees(capsys):
     assert "0 sentence(s) without a usable parse" in capsys.readouterr().out
 
 
+@pytest.mark.large
 def test_him_combines_two_runs_and_reports_each_member(members):
     root, esim, tree = members
     him = train_script.main(["--model", "him", "--members", str(root / "esim"), str(root / "tree"),
@@ -70,6 +71,7 @@ def test_him_combines_two_runs_and_reports_each_member(members):
     np.testing.assert_allclose(np.asarray(out["probabilities"]), mean, atol=1e-6)
 
 
+@pytest.mark.large
 def test_members_in_the_wrong_order_are_refused(members, capsys):
     root, _, _ = members
     with pytest.raises(SystemExit) as exit_info:

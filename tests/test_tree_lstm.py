@@ -226,6 +226,7 @@ def test_padded_complete_trees_match_the_full_binary_tree_reference():
     assert not np.allclose(other[5], h[5], atol=1e-4) and np.allclose(other[4], h[4], atol=1e-6)
 
 
+@pytest.mark.large
 def test_tree_lstm_trains_under_xla():
     import keras
 
@@ -281,6 +282,7 @@ def _python_trees(parses, token_lists, length, max_length=None):
     return T.pad_trees([T.sentence_tree(p, t, max_length=max_length) for p, t in zip(parses, token_lists)], length)
 
 
+@pytest.mark.large
 @pytest.mark.parametrize("max_length", [None, 7])
 def test_in_graph_parse_equals_python_on_every_shipped_sentence(max_length):
 

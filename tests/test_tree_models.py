@@ -1,6 +1,7 @@
 """What the shared harness cannot see: tree models fed parse trees, Paria's published attention, HIM's average."""
 
 import numpy as np
+import pytest
 
 import zoo
 from tests.support import models as tc
@@ -15,6 +16,7 @@ def pad_parsed(batch, extra_premise, extra_hypothesis):
     return out
 
 
+@pytest.mark.large
 def test_syntactic_trees_padding_and_complete_equivalence():
     model = tc.make_model("syntactic_tree_lstm", max_depth=6)
     batch = parsed_batch(tc.random_pairs())
@@ -33,6 +35,7 @@ def test_syntactic_trees_padding_and_complete_equivalence():
     np.testing.assert_allclose(np.asarray(model(complete)), np.asarray(model(ids)), atol=1e-5)
 
 
+@pytest.mark.large
 def test_syntactic_tree_lstm_trains_under_xla_with_parses():
     import keras
 
@@ -45,6 +48,7 @@ def test_syntactic_tree_lstm_trains_under_xla_with_parses():
     assert np.all(np.isfinite(losses))
 
 
+@pytest.mark.large
 def test_esim_tree_reads_full_binary_trees_and_trains_under_xla():
     """`esim_tree`'s preset pads its complete trees (Chen et al., Table 2 row 18); "carried" is the other
     reading, the same model where every length is a power of two."""
@@ -79,6 +83,7 @@ def test_paria_published_attention_is_finite_and_normalised():
     assert np.all(np.isfinite(np.asarray(model.explain(empty)["logits"])))
 
 
+@pytest.mark.large
 def test_him_averages_its_members():
     him = tc.make_model("him", trees="complete", max_depth=4)
     batch = tc.random_pairs()

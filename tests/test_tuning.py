@@ -51,6 +51,7 @@ def in_cache(monkeypatch):
     recurrent.set_few_rows_loop(*kept)
 
 
+@pytest.mark.large
 def test_tune_writes_this_machines_record_with_both_designs_timed(tuned, in_cache):
     in_cache(tuned["cache"])
     assert tuned["path"] == record_path() == os.path.join(tuned["cache"], "tuning", f"{machine_id(cpu())}.json")
@@ -118,6 +119,7 @@ def test_a_damaged_record_is_one_line_naming_the_file(tmp_path, in_cache, conten
     assert "rerun `nli-zoo tune`" in message and "delete" in message
 
 
+@pytest.mark.large
 def test_export_auto_records_the_tuned_loop_and_kernel_the_requested_with_the_same_answers(
         tuned, esim_run, tmp_path, in_cache, capsys):
     in_cache(tuned["cache"])
@@ -140,6 +142,7 @@ def test_export_auto_records_the_tuned_loop_and_kernel_the_requested_with_the_sa
     np.testing.assert_allclose(answers[0], answers[1], atol=1e-6, rtol=0)
 
 
+@pytest.mark.large
 def test_a_damaged_record_stops_the_export_in_one_line(esim_run, tmp_path, in_cache, capsys):
     in_cache(tmp_path / "cache")
     os.makedirs(os.path.dirname(record_path()))
@@ -153,6 +156,7 @@ def test_a_damaged_record_stops_the_export_in_one_line(esim_run, tmp_path, in_ca
     assert not os.path.exists(tmp_path / "model" / "1")
 
 
+@pytest.mark.large
 def test_a_run_opened_for_predict_or_the_demo_runs_the_tuned_loop(tuned, esim_run, in_cache):
     from zoo.predictors import open_predictor
 
