@@ -49,13 +49,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TINY = ["--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "4", "--max-train-examples", "32",
         "--max-eval-examples", "16", "--set", "hidden_size=4", "--batch-size", "16", "--attention-examples", "0",
-        "--log-every", "0", "--verbose", "0", "--set", "max_premise_length=14", "--set", "max_hypothesis_length=10",
-        "--compile-cache", "none"]
+        "--log-every", "0", "--keras-verbose", "0", "--set", "max_premise_length=14",
+        "--set", "max_hypothesis_length=10", "--compile-cache", "none"]
 TRAIN = [sys.executable, os.path.join(ROOT, "train.py"), "--model", "bowman_lstm", *TINY]
 SWEEP = [sys.executable, "-c", "import sys; from zoo.commands import main; raise SystemExit(main(sys.argv[1:]))",
          "sweep", "--models", "bowman_lstm", "--seeds", "1", "--epochs", "2", "--dataset", "snli_sample",
          "--embeddings", "none", "--embedding-dim", "4", "--max-train-examples", "32", "--max-eval-examples", "16",
-         "--set", "hidden_size=4", "--batch-size", "16", "--verbose", "0", "--set", "max_premise_length=14",
+         "--set", "hidden_size=4", "--batch-size", "16", "--keras-verbose", "0", "--set", "max_premise_length=14",
          "--set", "max_hypothesis_length=10"]
 KINDS = ("plain", "init_from", "extension", "sweep_trial")
 

@@ -32,7 +32,7 @@ LAUNCH = "import sys; from zoo.commands import main; raise SystemExit(main(sys.a
 PAIR = ["--premise", "A man plays a guitar.", "--hypothesis", "A person makes music."]
 TINY = ["--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "8", "--set", "hidden_size=8",
         "--max-train-examples", "64", "--max-eval-examples", "32", "--batch-size", "16", "--epochs", "1",
-        "--verbose", "2", "--attention-examples", "0"]
+        "--keras-verbose", "2", "--attention-examples", "0"]
 # (name, argv, what is timed: "exit" or "first line"); RUN is the tiny run, FRESH a folder new in each case
 CASES = [
     ("nli-zoo models", ["models"], "exit"),

@@ -66,7 +66,7 @@ def test_train_export_preset_and_predict_from_another_directory(tmp_path):
     cli = nli_zoo()
     run([cli, "train", "--model", "bowman_lstm", "--dataset", "snli_sample", "--embeddings", "none",
          "--embedding-dim", "8", "--set", "hidden_size=8", "--max-train-examples", "64", "--max-eval-examples", "32",
-         "--batch-size", "16", "--epochs", "1", "--attention-examples", "0", "--verbose", "0",
+         "--batch-size", "16", "--epochs", "1", "--attention-examples", "0", "--keras-verbose", "0",
          "--set", "max_premise_length=14", "--set", "max_hypothesis_length=10", "--run-dir", "R"], tmp_path)
     run([cli, "export", "--run-dir", "R", "--format", "preset", "--out", "P"], tmp_path)
     (tmp_path / "pairs.jsonl").write_text(json.dumps({"premise": PAIR[0], "hypothesis": PAIR[1]}) + "\n")

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.large  # the whole file is the large tier
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 TINY = ["--embeddings", "none", "--embedding-dim", "8", "--set", "hidden_size=8", "--set", "mlp_size=8",
-        "--batch-size", "16", "--verbose", "0", "--attention-examples", "0", "--epochs", "1"]
+        "--batch-size", "16", "--keras-verbose", "0", "--attention-examples", "0", "--epochs", "1"]
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.large  # the whole file is the large tier
 
 ARGS = ["--model", "bowman_lstm", "--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "4",
         "--max-train-examples", "32", "--max-eval-examples", "16", "--set", "hidden_size=4", "--batch-size", "16",
-        "--epochs", "3", "--attention-examples", "0", "--images-every", "0", "--log-every", "0", "--verbose", "0",
+        "--epochs", "3", "--attention-examples", "0", "--images-every", "0", "--log-every", "0", "--keras-verbose", "0",
         "--set", "max_premise_length=14", "--set", "max_hypothesis_length=10"]
 
 

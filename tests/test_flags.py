@@ -152,8 +152,9 @@ def test_every_command_has_quiet_and_verbose():
 
 
 @pytest.mark.parametrize("argv, level, fit", [
-    ([], "INFO", None), (["--quiet"], "WARNING", 0), (["--verbose"], "DEBUG", None), (["--verbose", "2"], "INFO", 2),
-    (["--verbose", "1", "--quiet"], "WARNING", 1), (["--verbose", "--verbose", "0"], "DEBUG", 0)])
+    ([], "INFO", None), (["--quiet"], "WARNING", 0), (["--verbose"], "DEBUG", None),
+    (["--keras-verbose", "2"], "INFO", 2), (["--keras-verbose", "1", "--quiet"], "WARNING", 1),
+    (["--verbose", "--keras-verbose", "0"], "DEBUG", 0), (["--keras-verbose", "0", "--verbose"], "DEBUG", 0)])
 def test_quiet_and_verbose_set_the_level_and_keep_keras_fit_verbosity(zoo_logger, argv, level, fit):
     import logging
 
@@ -169,8 +170,34 @@ def test_quiet_and_verbose_set_the_level_and_keep_keras_fit_verbosity(zoo_logger
     assert logging.getLevelName(zoo_logger.level) == level
 
 
-@pytest.mark.parametrize("argv, expected", [(["--quiet", "--verbose"], "--verbose: not allowed with argument --quiet"),
-                                            (["--verbose", "5"], "argument --verbose: invalid choice")])
+@pytest.mark.parametrize("command, argv, name, value", [
+    ("reproduce", ["--verbose", "rocktaschel2016", "--list"], "paper", "rocktaschel2016"),
+    ("sweep", ["--verbose", "sweep.yaml", "--dir", "S"], "spec", "sweep.yaml"),
+    ("compare", ["--verbose", "runs/a", "runs/b"], "runs", ["runs/a", "runs/b"]),
+    ("models", ["--verbose", "esim"], "name", "esim"),
+    ("demo", ["--quiet", "runs/esim"], "models", ["runs/esim"])])
+def test_verbose_and_quiet_never_read_the_next_word(zoo_logger, command, argv, name, value):
+    # issue 58: `nli-zoo reproduce --verbose rocktaschel2016` read the paper as Keras's level
+    import importlib
+
+    args = importlib.import_module(f"zoo.commands.{command}").build_parser(command).parse_args(argv)
+    assert getattr(args, name) == value and args.messages == argv[0][2:]
+
+
+def test_reproduce_with_a_bare_verbose_lists_the_paper(zoo_logger, capsys):
+    from zoo.commands import reproduce
+
+    reproduce.main(["--verbose", "rocktaschel2016", "--list"])
+    assert capsys.readouterr().out.startswith("rocktaschel2016: ")
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--quiet", "--verbose"], "--verbose: not allowed with argument --quiet"),
+    (["--keras-verbose", "5"], "argument --keras-verbose: invalid choice"),
+    (["--verbose", "2"], "argument --verbose: takes no value (the zoo's details); Keras's fit output is "
+                         "--keras-verbose 2"),
+    (["--verbose=1"], "argument --verbose: takes no value (the zoo's details); Keras's fit output is "
+                      "--keras-verbose 1")])
 def test_contradicting_message_flags_are_one_line_exit_2(zoo_logger, capsys, argv, expected):
     with pytest.raises(SystemExit) as stop:
         train.main(["--model", "esim", *argv])

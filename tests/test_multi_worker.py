@@ -27,7 +27,7 @@ from zoo.training import strategy as strategy_module
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--model", "bowman_lstm", "--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "8",
         "--max-train-examples", "64", "--max-eval-examples", "32", "--set", "hidden_size=8", "--batch-size", "16",
-        "--attention-examples", "0", "--log-every", "0", "--verbose", "2", *ONE_SHAPE]
+        "--attention-examples", "0", "--log-every", "0", "--keras-verbose", "2", *ONE_SHAPE]
 PROCESS_TIMEOUT = 300  # seconds; generous so that a slow CI machine fails a test rather than hanging it
 # What TensorFlow's C++ logging writes to stderr while it is imported, whatever TF_CPP_MIN_LOG_LEVEL says.
 TF_LOG_LINE = re.compile(r"^(WARNING: All log messages before absl::InitializeLog|[IWEF]\d{4} \d\d:\d\d:)")

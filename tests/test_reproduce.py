@@ -28,7 +28,7 @@ from zoo.training.outcome import TrainOutcome
 
 TINY = ["--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "4", "--set", "hidden_size=4",
         "--set", "max_premise_length=14", "--set", "max_hypothesis_length=10", "--epochs", "1",
-        "--max-train-examples", "16", "--max-eval-examples", "16", "--batch-size", "16", "--verbose", "0",
+        "--max-train-examples", "16", "--max-eval-examples", "16", "--batch-size", "16", "--keras-verbose", "0",
         "--resamples", "200"]
 
 
@@ -304,7 +304,9 @@ def test_runs_of_other_settings_in_the_directory_are_refused_before_anything_tra
     (["luo", "--dir", "R", "--set", "bilinear=true"], "--set bilinear: row ebim is defined by bilinear=false"),
     (["chen2017", "--dir", "R", "--epochs", "two"], "argument --epochs: must be a whole number, got 'two'"),
     (["chen2017", "--dir", "R", "--epochs", "0"], "argument --epochs: must be a whole number from 1 to 10,000, got 0"),
-    (["chen2017", "--dir", "R", "--verbose", "5"], "argument --verbose: invalid choice"),
+    (["chen2017", "--dir", "R", "--keras-verbose", "5"], "argument --keras-verbose: invalid choice"),
+    (["chen2017", "--dir", "R", "--verbose", "2"], "argument --verbose: takes no value (the zoo's details); Keras's "
+                                                   "fit output is --keras-verbose 2"),
     (["chen2017", "--dir", "R", "--resamples", "10"], "--resamples must be at least 100"),
     (["chen2017", "--dir", "R", "--timed-steps", "0"],
      "argument --timed-steps: must be a whole number from 1 to 1,000"),

@@ -118,7 +118,7 @@ def test_a_real_sweep_trains_runs_resumes_as_done_and_compares(tmp_path, capsys)
     directory = str(tmp_path / "S")
     argv = ["--models", "bowman_lstm", "hypothesis_only", "--seeds", "1", "--dataset", "snli_sample",
             "--embeddings", "none", "--embedding-dim", "8", "--epochs", "1", "--set", "hidden_size=8",
-            "--max-train-examples", "64", "--max-eval-examples", "40", "--verbose", "0", "--dir", directory]
+            "--max-train-examples", "64", "--max-eval-examples", "40", "--keras-verbose", "0", "--dir", directory]
     summary = sweep_command.main(argv)
     assert [t["status"] for t in summary["trials"]] == ["COMPLETED", "COMPLETED"]
     runs = sorted((tmp_path / "S" / "runs").iterdir())

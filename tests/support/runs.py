@@ -104,7 +104,7 @@ TINY_MODEL = "rocktaschel_wbw"  # attends, so attention images are drawn
 # tests that check them ask for them (tests/test_train.py's `trained`, tests/test_train_images.py).
 TINY = ["--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "8",
         "--max-train-examples", "64", "--max-eval-examples", "32", "--set", "hidden_size=8",
-        "--batch-size", "16", "--verbose", "2", "--images-every", "0"]
+        "--batch-size", "16", "--keras-verbose", "2", "--images-every", "0"]
 # Sentences cut to the length grid's first cell: every batch has one shape, so a process traces its steps
 # once (for the tests whose subject is not the batch shapes).
 ONE_SHAPE = ["--set", "max_premise_length=14", "--set", "max_hypothesis_length=10"]

@@ -16,8 +16,8 @@ def add_corpus_options(parser):
 
 def add_train_options(parser, vectors):
     """The options of `nli-zoo train` that a command training several runs passes on to each (sweep,
-    reproduce), checked as train checks them; `vectors`: what `--embeddings` defaults to. (`--verbose N`, Keras's
-    fit verbosity, comes with the parser: `CommandParser(fit_verbosity=True)`.)"""
+    reproduce), checked as train checks them; `vectors`: what `--embeddings` defaults to. (`--keras-verbose N`,
+    Keras's fit verbosity, comes with the parser: `CommandParser(fit_verbosity=True)`.)"""
     parser.add_argument("--dataset", default=None, help="as nli-zoo train (default snli)")
     parser.add_argument("--data-dir", default=None, type=PATH_TO_READ, help="as nli-zoo train: a corpus on disk")
     parser.add_argument("--embeddings", default=None, help=f"as nli-zoo train (default: {vectors})")

@@ -101,36 +101,39 @@ def check_model(kind, path):
 class CommandParser(argparse.ArgumentParser):
     """`argparse.ArgumentParser` whose usage errors are one line, `PROG: error: MESSAGE`, exit status 2
     (`--help` shows the usage), with the flags every command has: `--quiet` (the zoo's warnings and errors
-    only, and no progress bar) and `--verbose` (its details too). Parsing a command line sets the level of
+    and the command's own output only, and no progress bar) and `--verbose` (the zoo's details too), neither
+    of which takes a value, so that neither reads the next word. Parsing a command line sets the level of
     the zoo's messages and prints them from then on (`zoo.commands.messages.show_messages`).
 
     Args:
-        fit_verbosity: the command trains (train, sweep, reproduce): `--verbose 0|1|2` also takes Keras's
-            `fit` verbosity (`args.verbose`, default None), a bare `--verbose` the details; `--quiet` then
-            means `--verbose 0` where no number is given.
+        fit_verbosity: the command trains (train, sweep, reproduce): `--keras-verbose 0|1|2` sets Keras's
+            `fit` verbosity (`args.verbose`, default None); `--quiet` then means `--keras-verbose 0` where no
+            level is given.
     """
 
     def __init__(self, *args, fit_verbosity=False, **kwargs):
         super().__init__(*args, **kwargs)
         self.fit_verbosity = fit_verbosity
+        said = self.add_argument_group("messages", "what the command prints besides its own output")
         self.set_defaults(messages=None)
-        said = self.add_argument_group("messages", "what the command prints besides its results")
         said.add_argument("--quiet", action="store_true",
-                          help="print only the zoo's warnings and errors, and no progress bar")
+                          help="print only the command's own output (scores, predictions, reports) and the zoo's "
+                               "warnings and errors: no progress, no notes, no progress bar")
+        said.add_argument("--verbose", dest="messages", action="store_const", const="verbose",
+                          help="print the zoo's details too")
         if fit_verbosity:
-            said.add_argument("--verbose", nargs="?", type=int, choices=(0, 1, 2), default=None, metavar="0|1|2",
-                              action=_VerboseOrFit,
-                              help="alone: print the zoo's details too; with 0|1|2: Keras fit verbosity, 0 silent, "
-                                   "1 progress bar, 2 one line per epoch (default: 1 on a terminal, 2 when the "
-                                   "output goes to a file or pipe)")
-        else:
-            said.add_argument("--verbose", dest="messages", action="store_const", const="verbose",
-                              help="print the zoo's details too")
+            said.add_argument("--keras-verbose", dest="verbose", type=int, choices=KERAS_VERBOSITY, default=None,
+                              metavar="0|1|2",
+                              help="Keras's fit output: 0 silent, 1 progress bar, 2 one line per epoch (default: 1 on "
+                                   "a terminal, 2 when the output goes to a file or pipe; 0 with --quiet)")
 
     def parse_args(self, args=None, namespace=None):
         """Parses as argparse does, then sets what the zoo's messages show (`show_messages`)."""
         from zoo.commands.messages import LEVELS, show_messages
 
+        args = list(sys.argv[1:] if args is None else args)
+        if self.fit_verbosity:
+            self._refuse_a_level_after_verbose(args)
         parsed = super().parse_args(args, namespace)
         if parsed.quiet and parsed.messages == "verbose":
             self.error("argument --verbose: not allowed with argument --quiet")
@@ -141,18 +144,23 @@ class CommandParser(argparse.ArgumentParser):
         show_messages(LEVELS[parsed.messages])
         return parsed
 
+    def _refuse_a_level_after_verbose(self, args):
+        """`--verbose 2` (Keras's level, as older versions took it) is one line naming `--keras-verbose`, not a
+        positional `2` or an unrecognized argument; `--verbose=2` the same."""
+        for word, after in zip(args, args[1:] + [None]):
+            if word == "--":
+                return
+            level = word.partition("=")[2] if word.startswith("--verbose=") else after if word == "--verbose" else None
+            if level in {str(v) for v in KERAS_VERBOSITY}:
+                self.error(f"argument --verbose: takes no value (the zoo's details); Keras's fit output is "
+                           f"--keras-verbose {level}")
+
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (--help shows the options)\n")
 
 
-class _VerboseOrFit(argparse.Action):
-    """`--verbose` alone: the zoo's details (`messages`); `--verbose N`: Keras's fit verbosity."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        if values is None:
-            namespace.messages = "verbose"
-        else:
-            setattr(namespace, self.dest, values)
+# Keras's `fit` verbosity: silent, a progress bar, one line per epoch (`--keras-verbose`).
+KERAS_VERBOSITY = (0, 1, 2)
 
 
 # What `CommandParser` adds to every command line's namespace (not a setting of what the command does).

@@ -221,7 +221,7 @@ class RunConfig:
                 values.count(getattr(self, key), f"--{key.replace('_', '-')}", zero=True)
         values.choice(self.attention_scale, "--attention-scale", ATTENTION_SCALES)
         if self.verbose is not None:
-            values.choice(self.verbose, "--verbose", VERBOSITY)
+            values.choice(self.verbose, "--keras-verbose", VERBOSITY)
         if self.cluster_timeout is not None:
             values.number(self.cluster_timeout, "--cluster-timeout", zero=True)
         values.choice(self.strategy, "--strategy", STRATEGIES)
