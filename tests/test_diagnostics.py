@@ -372,7 +372,7 @@ def test_artifacts_report_compares_model_with_each_baseline():
 
 
 # The suite ------------------------------------------------------------------------------------------------
-def test_run_suite_prints_writes_json_charts_and_tensorboard(tmp_path, capsys):
+def test_run_suite_reports_writes_json_charts_and_tensorboard(tmp_path, capsys):
     predictor = constant("contradiction")
     sets = {"breaking_nli": str(BREAKING), "hans": str(HANS), "snli_hard": str(SNLI_HARD),
             "stress_tests": str(STRESS), "anli": str(ANLI), "behaviour": {"seed": 3, "size": 20},
@@ -380,9 +380,11 @@ def test_run_suite_prints_writes_json_charts_and_tensorboard(tmp_path, capsys):
     report = run_suite(predictor, sets, out_dir=str(tmp_path / "out"), logdir=str(tmp_path / "logs"),
                        test_accuracy=0.5, step=7, examples=1)
     assert list(report["sets"]) == list(SETS) and report["skipped"] == []
-    printed = capsys.readouterr().out
+    printed = reporting.format_report(report)  # the tables: the command's output (evaluate prints them)
     for title in reporting.SET_TITLES.values():
         assert title in printed
+    said = capsys.readouterr().out  # the library says only where it wrote
+    assert said == f"[diagnostics] written to {tmp_path / 'out' / 'diagnostics.json'}\n"
     written = json.loads((tmp_path / "out" / "diagnostics.json").read_text(encoding="utf-8"))
     assert written["sets"]["breaking_nli"]["per_category"]["colors"]["accuracy"] == 1.0
     assert written["sets"]["snli_hard"]["full_test_accuracy"] == 0.5
@@ -410,7 +412,8 @@ def test_run_suite_skips_sets_not_given_and_reads_before_predicting(tmp_path, ca
     assert list(report["sets"]) == ["snli_hard"]
     assert report["skipped"] == ["breaking_nli", "hans", "stress_tests", "anli", "behaviour", "artifacts"]
     assert "not run (not given): breaking_nli, hans, stress_tests, anli, behaviour, artifacts" in \
-        capsys.readouterr().out
+        reporting.format_report(report)
+    assert capsys.readouterr().out == ""  # nothing written, nothing said
     bad = copy_with(HANS, tmp_path / "hans.txt", 3, lambda line: "maybe" + line[line.index("\t"):])
     predictor = constant("neutral")
     with pytest.raises(DataFormatError, match=r"hans\.txt:3: field 'gold_label'"):

@@ -25,7 +25,7 @@ from tests.support.runs import ONE_SHAPE, tiny_args
 from zoo import quiet
 from zoo.catalog import read_catalog
 from zoo.runs.alignment import near_uniform, text_heatmap
-from zoo.runs.evaluation import chance_note, near_chance
+from zoo.runs.evaluation import chance_note, near_chance, say_if_near_chance
 from zoo.runs.predictor import Explanation
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -207,7 +207,8 @@ def test_the_library_and_the_commands_print_no_start_up_lines_and_a_first_result
 def test_near_chance_and_near_uniform_are_said_in_one_line():
     assert chance_note({"test": 0.52}) == ""
     note = chance_note({"test": 0.375, "dev": 0.411, "other": 0.9})
-    assert note.startswith("[note] accuracy near chance (test 0.375, dev 0.411; chance is 0.333)") and "\n" not in note
+    assert note.startswith("accuracy near chance (test 0.375, dev 0.411; chance is 0.333)") and "\n" not in note
+    assert say_if_near_chance({"test": 0.375}) == chance_note({"test": 0.375})  # said by the `[note]` logger
     assert near_uniform(np.full((3, 6), 1 / 6)) and near_uniform([[0.19, 0.17, 0.16, 0.16, 0.16, 0.16]])
     assert not near_uniform([[0.9, 0.05, 0.05]]) and not near_uniform([[1.0]])
 

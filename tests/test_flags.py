@@ -205,21 +205,59 @@ def test_contradicting_message_flags_are_one_line_exit_2(zoo_logger, capsys, arg
     assert stop.value.code == 2 and len(errors) == 1 and expected in errors[0], errors
 
 
-def test_the_commands_handler_prints_each_message_as_it_is_on_the_zoos_stream(zoo_logger, capsys):
+def test_the_commands_handler_prints_each_message_with_its_loggers_prefix_on_the_zoos_stream(zoo_logger, capsys):
     import logging
 
     from zoo.commands.messages import show_messages
 
     show_messages(logging.INFO)
-    logging.getLogger("zoo.training.trainer").info("[train] epoch 1 done")
-    logging.getLogger("zoo.runs.datasets").debug("[data] a detail")  # below the level
-    logging.getLogger("zoo.data.vectors.progress").info("[vectors] 1.0 MB", extra={"start": "\r", "end": ""})
-    logging.getLogger("zoo.data.vectors.progress").warning("[vectors] done")
+    logging.getLogger("zoo.comparison.tuner").info("trial 0 (of 6): model=esim")  # the prefix is the logger's
+    logging.getLogger("zoo.runs.datasets").debug("a detail")  # below the level
+    logging.getLogger("zoo.training.inputs.vocabulary").info("12 ids")  # a child logger: its own prefix
+    logging.getLogger("zoo.commands.evaluate").info("written to R/e.json")  # a command's: the command's name
+    logging.getLogger("zoo.training.ensemble").info("model him: test accuracy 0.5")  # no prefix: as it is
+    logging.getLogger("zoo.data.vectors.progress").info("1.0 MB", extra={"start": "\r", "end": ""})
+    logging.getLogger("zoo.data.vectors.progress").warning("done")
     try:
         raise ValueError("bad pair")
     except ValueError:
-        logging.getLogger("zoo.demo.app").error("[demo] esim failed:", exc_info=True)
+        logging.getLogger("zoo.demo.app").error("esim failed:", exc_info=True)
     out, err = capsys.readouterr()
-    assert out == "[train] epoch 1 done\n"
+    assert out == ("[sweep] trial 0 (of 6): model=esim\n[vocabulary] 12 ids\n[evaluate] written to R/e.json\n"
+                   "model him: test accuracy 0.5\n")
     assert err.startswith("\r[vectors] 1.0 MB[vectors] done\n[demo] esim failed:\nTraceback (most recent call last):")
     assert err.endswith("ValueError: bad pair\n")
+
+
+def test_a_command_whose_stdout_is_its_data_says_everything_on_stderr(zoo_logger, capsys, tmp_path):
+    import logging
+
+    from zoo.commands import predict
+    from zoo.commands.messages import output
+
+    predict.build_parser().parse_args(["--run-dir", str(tmp_path), "--premise", "a", "--hypothesis", "b"])
+    logging.getLogger("zoo.inference.predict").warning("the pair: of 1 pairs, 1 empty hypothesis(s)")
+    logging.getLogger("zoo.runs.evaluation.note").warning("accuracy near chance")
+    output("label: neutral")
+    out, err = capsys.readouterr()
+    assert out == "label: neutral\n"
+    assert err == "[predict] the pair: of 1 pairs, 1 empty hypothesis(s)\n[note] accuracy near chance\n"
+
+
+def test_quiet_keeps_the_output_warnings_and_errors_and_hides_progress_and_notes(zoo_logger, capsys, tmp_path):
+    import logging
+
+    from zoo.commands import evaluate
+    from zoo.commands.messages import output
+    from zoo.commands.parsing import fail
+
+    evaluate.build_parser().parse_args(["--run-dir", str(tmp_path), "--quiet"])
+    logging.getLogger("zoo.inference.evaluate").info("no --dataset or --data-dir: the run's own data, snli_sample")
+    logging.getLogger("zoo.inference.evaluate.data").info("test: 1,289 rows")
+    logging.getLogger("zoo.inference.evaluate").warning("test: of 40 pairs, 1 premise(s) cut")
+    output("accuracy 0.5000 on 40 pairs")
+    with pytest.raises(SystemExit):
+        fail("evaluate.py", "a damaged file")
+    out, err = capsys.readouterr()
+    assert out == "[evaluate] test: of 40 pairs, 1 premise(s) cut\naccuracy 0.5000 on 40 pairs\n"
+    assert err == "evaluate.py: error: a damaged file\n"

@@ -36,15 +36,16 @@ def main(argv=None):
         the exit status, 0 (the console script exits with it; a subcommand's result is for Python callers of
         its own `main`). User errors exit with status 2 from inside the subcommand.
     """
+    from zoo.commands.messages import output
+    from zoo.commands.parsing import fail
+
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: nli-zoo COMMAND [options]   (nli-zoo COMMAND --help for a command's options)\n\ncommands:")
-        for name, what in COMMANDS.items():
-            print(f"  {name:<10} {what}")
+        output("usage: nli-zoo COMMAND [options]   (nli-zoo COMMAND --help for a command's options)\n\ncommands:\n"
+               + "\n".join(f"  {name:<10} {what}" for name, what in COMMANDS.items()))
         return 0 if argv else 2
     if argv[0] not in COMMANDS:
-        print(f"nli-zoo: error: unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)}", file=sys.stderr)
-        raise SystemExit(2)
+        fail("nli-zoo", f"unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)}")
     run(argv[0], argv[1:], prog=f"nli-zoo {argv[0]}")
     return 0
 

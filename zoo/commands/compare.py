@@ -15,16 +15,19 @@ seed. Written as OUT/comparison.md, comparison.json, comparison.png and TensorBo
 (OUT: `--out`, default DIR/comparison for one folder of runs, else ./comparison). See docs/comparisons.md.
 """
 
+import logging
 import os
-import sys
 
-from zoo.commands.parsing import FOLDER_TO_WRITE, RESAMPLES, SEED, CommandParser, guarded
+from zoo.commands.messages import output
+from zoo.commands.parsing import FOLDER_TO_WRITE, RESAMPLES, SEED, CommandParser, fail, guarded
 from zoo.comparison import statistics
 from zoo.comparison.report import compare, to_markdown, write
 from zoo.comparison.runs import find_runs
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
 from zoo.runs.targets import check_output
+
+logger = logging.getLogger(__name__)
 
 
 def build_parser(prog="nli-zoo compare"):
@@ -80,15 +83,14 @@ def compare_command(args, prog):
                      inputs=[run.run_dir for run in runs] + [path for path in args.runs if os.path.isdir(path)])
         comparison = compare(runs, skipped, pairs=args.pair, resamples=args.resamples, seed=args.seed)
     except (UserError, CorruptFileError) as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+        fail(prog, error)
     comparison["runs"] = [run.run_dir for run in runs]
-    print(to_markdown(comparison))
+    output(to_markdown(comparison))
     if not args.no_tensorboard:
         from zoo.quiet import import_tensorflow
 
         import_tensorflow()  # its informational start-up lines filtered (zoo.quiet)
     paths = write(comparison, out, tensorboard=not args.no_tensorboard)
-    print(f"\n[compare] written: {paths['markdown']}, {paths['json']}, {paths['chart']}"
-          + (f"; TensorBoard: tensorboard --logdir {paths['logs']}" if paths["logs"] else ""))
+    logger.info(f"written: {paths['markdown']}, {paths['json']}, {paths['chart']}"
+                + (f"; TensorBoard: tensorboard --logdir {paths['logs']}" if paths["logs"] else ""))
     return comparison

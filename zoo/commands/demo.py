@@ -12,12 +12,15 @@ docs/demo.md).
 """
 
 import importlib.util
+import logging
 import socket
-import sys
 import time
 
-from zoo.commands.parsing import PORT, CommandParser, guarded
+from zoo.commands.messages import output
+from zoo.commands.parsing import PORT, CommandParser, fail, guarded
 from zoo.errors import UserError
+
+logger = logging.getLogger(__name__)
 
 INSTALL = ('the demo needs Gradio: pip install "gradio>=6.31,<7" (a checkout set up with requirements-dev.txt '
            'has it; pip install ".[demo]" would replace an editable install with a copy)')
@@ -99,7 +102,7 @@ def demo(args, block=True):
     models = open_models(args.models)
     for model in models:
         if model.note:
-            print(f"[demo] {model.note}", flush=True)
+            logger.warning(model.note)
     app = build_app(models)
     try:
         url = launch(app, port=args.port)
@@ -107,7 +110,7 @@ def demo(args, block=True):
         app.close()
         raise DemoError(PORT_TAKEN.format(port=args.port) if args.port else
                         "no free port from 7860 to 7959 on 127.0.0.1: choose one with --port") from None
-    print(f"[demo] serving {' and '.join(m.name for m in models)} on {url} (Ctrl+C stops)", flush=True)
+    output(f"serving {' and '.join(m.name for m in models)} on {url} (Ctrl+C stops)")  # the page's address
     if block:
         serve_until_interrupted(app)
     return app, url
@@ -136,5 +139,4 @@ def demo_command(args, prog):
     try:
         return demo(args)
     except DemoError as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+        fail(prog, error)

@@ -40,7 +40,7 @@ from zoo.errors import UserError as EvaluateError
 from zoo.fileio import CorruptFileError, LockedError, write_json
 from zoo.quiet import import_tensorflow
 from zoo.runs import layout
-from zoo.runs.evaluation import chance_note, format_scores
+from zoo.runs.evaluation import format_scores, say_if_near_chance
 from zoo.runs.record import load_record
 from zoo.runs.targets import check_output
 from zoo.settings import values
@@ -287,9 +287,7 @@ def evaluate(request):
         except ValueError as error:  # e.g. a malformed parse the SavedModel rejects
             raise EvaluateError(f"{split}: {error}") from None
         print(format_scores(results[split], title=f"{name} on {report['source']} [{split}]:"), flush=True)
-    note = chance_note({split: result["accuracy"] for split, result in results.items()})
-    if note:
-        print(note, flush=True)
+    say_if_near_chance({split: result["accuracy"] for split, result in results.items()})
     written = {"model": name, "run_dir": request.run_dir, "saved_model": request.saved_model, "results": results}
     if kind in ("tflite", "preset"):
         written[kind] = path  # what was scored, whatever its kind

@@ -14,8 +14,8 @@ TFLite export is checked on the run's test split against the float model (`metad
 See docs/serving.md for the signatures, the TF Serving commands and the request formats.
 """
 
+import logging
 import os
-import sys
 
 from zoo.commands.parsing import (
     BATCH_SIZE,
@@ -25,7 +25,7 @@ from zoo.commands.parsing import (
     FOLDER_TO_READ,
     FOLDER_TO_WRITE,
     CommandParser,
-    check_model,
+    fail,
     guarded,
 )
 from zoo.data.corpora import check_source
@@ -34,9 +34,12 @@ from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
 from zoo.layers.loop_choice import DEFAULT_DESIGN_REQUEST, DESIGN_REQUESTS
 from zoo.quiet import import_tensorflow
+from zoo.runs.kinds import check_model
 from zoo.runs.record import load_record
 from zoo.runs.targets import check_output
 from zoo.settings.values import MAX_BATCH_SIZE
+
+logger = logging.getLogger(__name__)
 
 FORMATS = ("saved_model", "tflite", "preset")
 
@@ -156,8 +159,7 @@ def export(args):
     if args.format == "tflite":
         examples = None if args.no_accuracy_check else test_examples_of(run, args.test_data)
         return export_tflite(run, out, batch_size=args.tflite_batch_size, overwrite=args.overwrite,
-                             max_vocabulary=args.max_vocabulary, quantize=args.quantize, test_examples=examples,
-                             log=lambda line: print(f"[export] {line}", flush=True))
+                             max_vocabulary=args.max_vocabulary, quantize=args.quantize, test_examples=examples)
     model_dir = out
     # under the run's lock and the model folder's (one export at a time: versions and models.config are read,
     # then written), built beside its version folder and renamed into place whole
@@ -168,12 +170,12 @@ def export(args):
     from zoo.export.loop_tuning import LoopChoice
     from zoo.export.version_files import read_metadata
 
-    print(f"[export] few-rows loop: {LoopChoice.from_json(read_metadata(path)['loop']).describe()}", flush=True)
+    logger.info(f"few-rows loop: {LoopChoice.from_json(read_metadata(path)['loop']).describe()}")
     labels = serving_files.version_labels(model_dir, int(os.path.basename(path)), args.stable_version)
-    print(f"[export] TF Serving: {os.path.join(path, serving_files.WARMUP_FILE)}, "
-          f"{os.path.join(model_dir, serving_files.BATCHING_FILE)}, "
-          f"{os.path.join(model_dir, serving_files.MODELS_CONFIG_FILE)} "
-          f"(stable: version {labels['stable']}, canary: version {labels['canary']})", flush=True)
+    logger.info(f"TF Serving: {os.path.join(path, serving_files.WARMUP_FILE)}, "
+                f"{os.path.join(model_dir, serving_files.BATCHING_FILE)}, "
+                f"{os.path.join(model_dir, serving_files.MODELS_CONFIG_FILE)} "
+                f"(stable: version {labels['stable']}, canary: version {labels['canary']})")
     return path
 
 
@@ -191,8 +193,7 @@ def export_command(args, prog):
     try:
         path = export(args)
     except (ValueError, FileNotFoundError, UserError, CorruptFileError, DataUnavailableError) as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
-    print(f"[export] wrote {path}")
+        fail(prog, error)
+    logger.info(f"wrote {path}")
     return path
 

@@ -11,9 +11,9 @@ TensorFlow is imported.
 """
 
 import json
-import sys
 
-from zoo.commands.parsing import CommandParser
+from zoo.commands.messages import output
+from zoo.commands.parsing import CommandParser, fail
 from zoo.registry import get_preset, get_spec, list_models
 
 
@@ -34,16 +34,17 @@ def main(argv=None, prog="nli-zoo models"):
         shown = {"name": args.name, "class": spec.class_name, "paper": spec.paper,
                  "paper_parameters": spec.paper_params, "attention": list(spec.attention),
                  "preset": get_preset(args.name).to_json()}
-        print(json.dumps(shown, indent=2))
+        output(json.dumps(shown, indent=2))
         return shown
     if not names:
-        print(f"{prog}: error: no registered model matches {args.name!r}; `{prog}` lists them all", file=sys.stderr)
-        raise SystemExit(2)
+        fail(prog, f"no registered model matches {args.name!r}; `{prog}` lists them all")
     width = max(len(n) for n in names)
+    lines = []
     for name in names:
         spec = get_spec(name)
         params = "-" if spec.paper_params is None else format_count(spec.paper_params)
-        print(f"{name:<{width}}  |θ|_M {params:>5}  {spec.paper}")
+        lines.append(f"{name:<{width}}  |θ|_M {params:>5}  {spec.paper}")
+    output("\n".join(lines))
     return names
 
 

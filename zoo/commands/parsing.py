@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 
+from zoo.commands import messages
 from zoo.errors import ConfigError
 from zoo.fileio import describe_fault
 from zoo.settings import values
@@ -84,18 +85,11 @@ FOLDER_TO_WRITE = flag(values.path_to_write, parse=str, want="folder")
 REPORT = flag(values.report_path, parse=str)                 # a file, or a folder for the default name
 
 
-# The flags that name a model, by the kind of model each names (`zoo.runs.kinds`).
-MODEL_FLAGS = {"run": "--run-dir", "saved_model": "--saved-model", "tflite": "--tflite", "preset": "--preset"}
-
-
 def check_model(kind, path):
-    """`path` given to the flag of `kind` holds that kind of model (a hub address is fetched when opened):
-    checked from its files, before TensorFlow starts (`zoo.runs.kinds.check_kind`)."""
-    from zoo.runs.kinds import check_kind
+    """`zoo.runs.kinds.check_model` (imported when called: it reads a run's files)."""
+    from zoo.runs.kinds import check_model as check
 
-    if kind != "preset" or "://" not in path:
-        check_kind(path, kind, MODEL_FLAGS[kind])
-    return path
+    return check(kind, path)
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -109,11 +103,13 @@ class CommandParser(argparse.ArgumentParser):
         fit_verbosity: the command trains (train, sweep, reproduce): `--keras-verbose 0|1|2` sets Keras's
             `fit` verbosity (`args.verbose`, default None); `--quiet` then means `--keras-verbose 0` where no
             level is given.
+        messages_on_stderr: the command's stdout is its data (predict): every message goes to stderr.
     """
 
-    def __init__(self, *args, fit_verbosity=False, **kwargs):
+    def __init__(self, *args, fit_verbosity=False, messages_on_stderr=False, **kwargs):
         super().__init__(*args, **kwargs)
         self.fit_verbosity = fit_verbosity
+        self.messages_on_stderr = messages_on_stderr
         said = self.add_argument_group("messages", "what the command prints besides its own output")
         self.set_defaults(messages=None)
         said.add_argument("--quiet", action="store_true",
@@ -141,7 +137,7 @@ class CommandParser(argparse.ArgumentParser):
             parsed.messages = "quiet"
             if self.fit_verbosity and parsed.verbose is None:
                 parsed.verbose = 0
-        show_messages(LEVELS[parsed.messages])
+        show_messages(LEVELS[parsed.messages], on_stderr=self.messages_on_stderr)
         return parsed
 
     def _refuse_a_level_after_verbose(self, args):
@@ -168,10 +164,23 @@ MESSAGE_OPTIONS = ("quiet", "messages")
 
 
 def fail(prog, error, status=2):
-    """Prints `PROG: error: ERROR` as one line on stderr and exits with `status`."""
+    """Prints `PROG: error: ERROR` as one line on stderr (`zoo.commands.messages.error`) and exits with
+    `status`; the one way a command reports a user error."""
     text = " ".join(str(error).split("\n")).strip()
-    print(f"{prog}: error: {text}", file=sys.stderr)
-    raise SystemExit(status)
+    messages.error(f"{prog}: error: {text}")
+    raise SystemExit(status) from None
+
+
+def stop(prog, error, status):
+    """Prints `PROG: ERROR` (no `error:`: a stop the user asked for, or a run's failures already listed) as one
+    line on stderr and exits with `status`; with status 2 it is an error (`fail`)."""
+    if status == 2:
+        fail(prog, error)
+    if status == 130:
+        messages.end_progress_line()  # Ctrl-C during a progress bar: the line stands on its own
+    text = " ".join(str(error).split("\n")).strip()
+    messages.error(f"{prog}: {text}")
+    raise SystemExit(status) from None
 
 
 INTERRUPTED = "interrupted: nothing it was writing was left half-written; rerun the same command"
@@ -196,14 +205,13 @@ def guarded(prog, body, interrupted=INTERRUPTED, hint=None, target=None):
     try:
         return body()
     except KeyboardInterrupt:
-        print(f"{prog}: {interrupted}", file=sys.stderr, flush=True)
+        messages.error(f"{prog}: {interrupted}")
         raise SystemExit(130) from None
     except Exception as error:  # OSError, and the errors of libraries that write by path (h5py, TensorFlow)
         line = describe_fault(error, hint=_cache_hint(error) or hint, target=target)
         if line is None:
             raise
-        print(f"{prog}: error: {line}", file=sys.stderr, flush=True)
-        raise SystemExit(2) from None
+        fail(prog, line)
 
 
 def _cache_hint(error):

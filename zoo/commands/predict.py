@@ -40,7 +40,7 @@ from zoo.data.trees import TreeFormatError, parse_binary_parse
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError, atomic_write
 from zoo.quiet import import_tensorflow
-from zoo.runs.evaluation import chance_note
+from zoo.runs.evaluation import say_if_near_chance
 from zoo.runs.targets import check_output
 
 
@@ -96,7 +96,8 @@ def request_from_args(args):
 
 def build_parser(prog="predict.py"):
     """The `predict.py` argument parser."""
-    parser = CommandParser(prog=prog, description="Predict SNLI labels of sentence pairs.")
+    parser = CommandParser(prog=prog, description="Predict SNLI labels of sentence pairs.",
+                           messages_on_stderr=True)
     model = parser.add_mutually_exclusive_group(required=True)
     model.add_argument("--run-dir", type=FOLDER_TO_READ, help="a run directory written by train.py")
     model.add_argument("--saved-model", type=FOLDER_TO_READ,
@@ -337,14 +338,13 @@ def predict(request):
 def explain_first_result(predictor, explanation):
     """One line on stderr where the model's recorded test accuracy is near chance, one where the attention
     shown is near uniform: what a first model trained on the shipped sample gives, said so."""
-    from zoo.runs.alignment import uniform_note  # deferred: imports matplotlib's helpers with zoo.plotting
+    from zoo.runs.alignment import say_if_uniform  # deferred: imports matplotlib's helpers with zoo.plotting
 
     score = predictor.test_score()
-    notes = [chance_note({"the model's test": score["accuracy"]}) if score else "",
-             uniform_note(explanation) if explanation is not None else ""]
-    for note in notes:
-        if note:
-            print(note, file=sys.stderr, flush=True)
+    if score:
+        say_if_near_chance({"the model's test": score["accuracy"]})
+    if explanation is not None:
+        say_if_uniform(explanation)
 
 
 def main(argv=None, prog="predict.py"):

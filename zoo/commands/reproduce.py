@@ -14,12 +14,13 @@ DIR/reports/PAPER (reproduction.md, .json, .png, TensorBoard logs). See docs/rep
 """
 
 import json
+import logging
 import os
-import sys
 import warnings
 
+from zoo.commands.messages import output
 from zoo.commands.options import add_train_options
-from zoo.commands.parsing import FOLDER_TO_WRITE, RESAMPLES, SEED, STEPS, CommandParser, fail, guarded
+from zoo.commands.parsing import FOLDER_TO_WRITE, RESAMPLES, SEED, STEPS, CommandParser, fail, guarded, stop
 from zoo.comparison import statistics
 from zoo.comparison.spec import TRAIN_OPTIONS, SpecError
 from zoo.errors import UserError
@@ -28,6 +29,8 @@ from zoo.quiet import import_tensorflow
 from zoo.reproduction.estimate import DEFAULT_STEPS
 from zoo.reproduction.tables import load_paper, paper_keys
 from zoo.runs.targets import check_output
+
+logger = logging.getLogger(__name__)
 
 
 def build_parser(prog="nli-zoo reproduce"):
@@ -103,7 +106,7 @@ def reproduce_command(args, prog):
         if args.list or args.paper is None:
             if args.paper is None and not args.list:
                 raise UserError(f"name a paper ({', '.join(paper_keys())}), or --list")
-            print("\n".join(listing(args.paper)))
+            output("\n".join(listing(args.paper)))
             return None
         if not args.dir:
             raise UserError("--dir is required: the reproduction directory (rerun with the same --dir to resume)")
@@ -134,26 +137,21 @@ def reproduce_command(args, prog):
     try:
         result = reproduce(paper, rows, spec, args.dir, resamples=args.resamples, seed=args.bootstrap_seed,
                            out=args.out, tensorboard=not args.no_tensorboard)
-    except SweepStopped as error:
-        if error.status == 130 and sys.stdout.isatty():
-            print(flush=True)  # ends the progress bar's line: the message stands on its own
-        print(f"{prog}: {'error: ' if error.status == 2 else ''}{error}", file=sys.stderr)
-        raise SystemExit(error.status) from None
+    except SweepStopped as error:  # a run's user error (2), or Ctrl-C (130)
+        stop(prog, error, error.status)
     except (UserError, CorruptFileError) as error:
         fail(prog, error)
     if result["role"] == "worker":
-        print(f"[reproduce] this worker's trials are done; the chief writes the report "
-              f"({len(result['trials'])} trial(s))")
+        logger.info(f"this worker's trials are done; the chief writes the report ({len(result['trials'])} trial(s))")
         return result
-    print("\n" + to_markdown(result["report"]))
+    output("\n" + to_markdown(result["report"]))
     paths = result["paths"]
-    print(f"\n[reproduce] written: {paths['markdown']}, {paths['json']}, {paths['chart']}"
-          + (f"; TensorBoard: tensorboard --logdir {paths['logs']}" if paths["logs"] else ""))
+    logger.info(f"written: {paths['markdown']}, {paths['json']}, {paths['chart']}"
+                + (f"; TensorBoard: tensorboard --logdir {paths['logs']}" if paths["logs"] else ""))
     failed = [row["id"] for row in result["report"]["rows"] if row.get("failed") or row["verdict"].startswith("failed")]
     if failed:
-        print(f"{prog}: runs of row(s) {', '.join(failed)} failed (their verdicts say why); rerun the same command to "
-              "train them again", file=sys.stderr)
-        raise SystemExit(1)
+        stop(prog, f"runs of row(s) {', '.join(failed)} failed (their verdicts say why); rerun the same command to "
+                   "train them again", 1)
     return result
 
 
@@ -190,5 +188,5 @@ def dry_run(prog, paper, rows, spec, args):
     except (UserError, CorruptFileError) as error:
         fail(prog, error)
     ensembles = [(row.id, [u.name for u in row.units()]) for row in rows if row.members]
-    print("\n".join([f"[dry-run] {paper.key}: rows {', '.join(r.id for r in rows)}"] + describe(plan, ensembles)))
+    output("\n".join([f"{paper.key}: rows {', '.join(r.id for r in rows)}"] + describe(plan, ensembles)))
     return plan

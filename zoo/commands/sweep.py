@@ -14,16 +14,19 @@ after its last finished epoch. Several processes share one sweep through KerasTu
 (environment variables, see docs/comparisons.md). Compare the runs with `nli-zoo compare SWEEP`.
 """
 
-import sys
+import logging
 import warnings
 
+from zoo.commands.messages import output
 from zoo.commands.options import add_train_options
-from zoo.commands.parsing import FOLDER_TO_WRITE, TRIALS, CommandParser, guarded
+from zoo.commands.parsing import FOLDER_TO_WRITE, TRIALS, CommandParser, fail, guarded, stop
 from zoo.comparison.spec import SEARCHES, TRAIN_OPTIONS, SpecError, SweepSpec, entries_from_flags
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
 from zoo.quiet import import_tensorflow
 from zoo.runs.targets import check_output
+
+logger = logging.getLogger(__name__)
 
 
 def build_parser(prog="nli-zoo sweep"):
@@ -82,30 +85,34 @@ def main(argv=None, prog="nli-zoo sweep"):
         spec = spec_from_args(args)
         spec.check(args.dir)  # every run as nli-zoo train would check it: before TensorFlow starts
     except SpecError as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+        fail(prog, error)
     import_tensorflow()  # its notices filtered (zoo.quiet)
     warnings.filterwarnings("ignore", message="Your input ran out of data")  # as nli-zoo train
     interrupted = ("interrupted: rerun the same command to resume the sweep "
                    "(the trial in progress resumes after its last finished epoch)")
     summary = guarded(prog, lambda: sweep_command(spec, args, prog), interrupted, hint="use another --dir",
                    target=args.dir)
+    output(summary_table(summary, args.dir))
+    failed = [e for e in summary["trials"] if e["status"] == "FAILED"]
+    if failed:
+        stop(prog, f"{len(failed)} trial(s) failed (listed above); rerun the same command to run them again", 1)
+    if summary["role"] != "worker":
+        logger.info(f"compare the runs: nli-zoo compare {args.dir}")
+    return summary
+
+
+def summary_table(summary, directory):
+    """The sweep's trials as printed: a heading line, then each trial's dev and test accuracy (or its failure)
+    and its runs."""
     trials = summary["trials"]
-    print(f"[sweep] {args.dir}: {len(trials)} trial(s){' run by this worker' if summary['role'] == 'worker' else ''}")
+    lines = [f"{directory}: {len(trials)} trial(s){' run by this worker' if summary['role'] == 'worker' else ''}"]
     for entry in trials:
         if "dev_accuracy" in entry:
             outcome = f"dev {entry['dev_accuracy']:.4f}  test {entry['test_accuracy']:.4f}"
         else:
             outcome = f"{entry['status'].lower()}: {entry.get('error', '')}"
-        print(f"  trial {entry['trial']}  {outcome}  {', '.join(entry['runs'])}")
-    failed = [e for e in trials if e["status"] == "FAILED"]
-    if failed:
-        print(f"{prog}: {len(failed)} trial(s) failed (listed above); rerun the same command to run them again",
-              file=sys.stderr)
-        raise SystemExit(1)
-    if summary["role"] != "worker":
-        print(f"[sweep] compare the runs: nli-zoo compare {args.dir}")
-    return summary
+        lines.append(f"  trial {entry['trial']}  {outcome}  {', '.join(entry['runs'])}")
+    return "\n".join(lines)
 
 
 def sweep_command(spec, args, prog):
@@ -113,17 +120,12 @@ def sweep_command(spec, args, prog):
     try:  # a sweep replaces no run, export or reproduction, and never its data
         check_output(args.dir, "sweep", "--dir", inputs=[args.data_dir])
     except UserError as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+        fail(prog, error)
     from zoo.comparison.tuner import SweepStopped, run_sweep  # imports KerasTuner, and so TensorFlow: after the filter
 
     try:
         return run_sweep(spec, args.dir)
-    except SweepStopped as error:
-        if error.status == 130 and sys.stdout.isatty():
-            print(flush=True)  # ends the progress bar's line: the message stands on its own
-        print(f"{prog}: {'error: ' if error.status == 2 else ''}{error}", file=sys.stderr)
-        raise SystemExit(error.status) from None
+    except SweepStopped as error:  # a run's user error (2), or Ctrl-C (130)
+        stop(prog, error, error.status)
     except (UserError, CorruptFileError) as error:  # a damaged sweep file names itself and its remedy
-        print(f"{prog}: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+        fail(prog, error)

@@ -5,9 +5,9 @@
 import argparse
 import dataclasses
 import os
-import sys
 import warnings
 
+from zoo.commands.messages import output
 from zoo.commands.options import add_corpus_options
 from zoo.commands.parsing import (
     BATCH_SIZE,
@@ -24,12 +24,13 @@ from zoo.commands.parsing import (
     THREADS,
     CommandParser,
     guarded,
+    stop,
 )
 from zoo.commands.parsing import EMBEDDING_DIM as EMBEDDING_DIM_FLAG
 from zoo.constants import EMBEDDING_DIM
 from zoo.errors import TrainInterrupted, UserError
 from zoo.quiet import import_tensorflow
-from zoo.runs.evaluation import chance_note
+from zoo.runs.evaluation import format_results, say_if_near_chance
 from zoo.runs.targets import check_output
 from zoo.training import compile_cache
 from zoo.training.config import ATTENTION_SCALES, MIXED_PRECISION, STRATEGIES, RunConfig
@@ -165,13 +166,10 @@ def train_command(args, prog):
         # tf.data datasets of unknown length end each epoch this way; Keras warns every epoch.
         warnings.filterwarnings("ignore", message="Your input ran out of data")
         trained = train(config)
-        note = chance_note({"test": trained.results.test_accuracy, "dev": trained.results.dev_accuracy})
-        if note:  # a first run on the shipped sample: say why the accuracy is what it is
-            print(note, flush=True)
-        return trained
-    except UserError as error:  # TrainError, and a --run-dir it must not write (OutputError)
-        interrupted = isinstance(error, TrainInterrupted)
-        if interrupted and sys.stdout.isatty():
-            print(flush=True)  # ends the progress bar's line: the message stands on its own
-        print(f"{prog}: {'' if interrupted else 'error: '}{error}", file=sys.stderr)
-        raise SystemExit(130 if interrupted else 2) from None
+    except UserError as error:  # TrainError, and a --run-dir it must not write (OutputError); Ctrl-C: 130
+        stop(prog, error, 130 if isinstance(error, TrainInterrupted) else 2)
+    if args.quiet:  # the run's scores are the command's output: the trainer logs them at INFO, --quiet keeps them
+        output(format_results(trained.results))
+    # a first run on the shipped sample: say why the accuracy is what it is
+    say_if_near_chance({"test": trained.results.test_accuracy, "dev": trained.results.dev_accuracy})
+    return trained

@@ -12,13 +12,16 @@ else `~/.cache/nli-zoo`). `export.py --loop auto` (the default), `predict` and t
 (`zoo.export.loop_tuning`); without it they run the default, steps. See docs/speed.md.
 """
 
+import logging
 import os
-import sys
 
-from zoo.commands.parsing import EMBEDDING_DIM, THREADS, CommandParser, bounded, guarded
+from zoo.commands.messages import output
+from zoo.commands.parsing import EMBEDDING_DIM, THREADS, CommandParser, bounded, fail, guarded
 from zoo.errors import UserError
 from zoo.layers.loop_choice import TUNE_CALLS, TUNE_MODEL, TUNE_ROUNDS
 from zoo.quiet import import_tensorflow
+
+logger = logging.getLogger(__name__)
 
 MAX_ROUNDS, MAX_CALLS = 1_000, 10_000
 DEFAULTS = {"model": TUNE_MODEL, "rounds": TUNE_ROUNDS, "calls": TUNE_CALLS}
@@ -84,13 +87,12 @@ def tune(args, prog):
     if device_kind() != "cpu":
         raise ValueError(f"the few-rows loops run on a CPU, and this process sees a {device_kind()}: hide it "
                          "(CUDA_VISIBLE_DEVICES=) to tune the CPU")
-    print(f"[tune] machine {this_machine()}: timing {args.model}, {args.rounds} round(s) of {args.calls} call(s)",
-          flush=True)
+    logger.info(f"machine {this_machine()}: timing {args.model}, {args.rounds} round(s) of {args.calls} call(s)")
     record = tune_record(args.model, rounds=args.rounds, calls=args.calls, kernel_rows=not args.designs_only,
                          **overrides)
     path = write_record(record)
-    print("\n".join(table(record)))
-    print(f"[tune] threads: {record['machine']['threads']['layout']}; wrote {path}")
+    output("\n".join(table(record)))
+    logger.info(f"threads: {record['machine']['threads']['layout']}; wrote {path}")
     return path
 
 
@@ -102,8 +104,7 @@ def main(argv=None, prog="nli-zoo tune"):
         try:
             return tune(args, prog)
         except (ValueError, UserError) as error:
-            print(f"{prog}: error: {error}", file=sys.stderr)
-            raise SystemExit(2) from None
+            fail(prog, error)
 
     return guarded(prog, body, "interrupted: no tuning record was written; rerun the same command",
                    hint="set NLI_ZOO_CACHE to a folder this user can write")

@@ -216,7 +216,7 @@ class SweepTuner(BaseTuner):
         values = self.codec.decode(trial.hyperparameters.values)
         dev, test = [], []
         for seed, options in self.run_names(trial.trial_id, values):
-            logger.info(f"[sweep] trial {trial.trial_id}: {options['run_dir']}")
+            logger.info(f"trial {trial.trial_id}: {options['run_dir']}")
             try:
                 result = self.train(**options)
             except ConfigError as error:
@@ -240,7 +240,7 @@ class SweepTuner(BaseTuner):
     def on_trial_begin(self, trial):
         self._started[trial.trial_id] = time.time()
         shown = ", ".join(f"{k}={v}" for k, v in self.codec.decode(trial.hyperparameters.values).items())
-        logger.info(f"[sweep] trial {trial.trial_id} (of {self.oracle.max_trials}): {shown}")
+        logger.info(f"trial {trial.trial_id} (of {self.oracle.max_trials}): {shown}")
 
     def on_trial_end(self, trial):
         super().on_trial_end(trial)
@@ -251,12 +251,12 @@ class SweepTuner(BaseTuner):
         if trial.status == TrialStatus.COMPLETED:
             metrics = self._metrics.pop(trial.trial_id)
             entry.update(metrics)
-            logger.info(f"[sweep] trial {trial.trial_id} finished in {seconds:.0f} s: dev accuracy "
+            logger.info(f"trial {trial.trial_id} finished in {seconds:.0f} s: dev accuracy "
                         f"{metrics['dev_accuracy']:.4f}, test accuracy {metrics['test_accuracy']:.4f}")
         else:
             entry["error"] = last_line(trial.message)
             where = os.path.join(self.project_dir, f"trial_{trial.trial_id}", "trial.json")
-            logger.warning(f"[sweep] trial {trial.trial_id} failed: {entry['error']} (the traceback: {where})")
+            logger.warning(f"trial {trial.trial_id} failed: {entry['error']} (the traceback: {where})")
         self.done.append(entry)
 
     def summary(self):
@@ -393,11 +393,11 @@ def run_sweep(spec, directory, train=train_run):
 def search(tuner, part):
     """`run_sweep` once the sweep directory is held and its state read."""
     if part == "chief":
-        logger.info(f"[sweep] serving the oracle at {os.environ['KERASTUNER_ORACLE_IP']}:"
+        logger.info(f"serving the oracle at {os.environ['KERASTUNER_ORACLE_IP']}:"
                     f"{os.environ['KERASTUNER_ORACLE_PORT']} until the workers have run every trial; start each worker "
                     "with the same command and its own KERASTUNER_TUNER_ID")
     elif part == "worker":
-        logger.info(f"[sweep] worker {os.environ['KERASTUNER_TUNER_ID']}: asking the oracle at "
+        logger.info(f"worker {os.environ['KERASTUNER_TUNER_ID']}: asking the oracle at "
                     f"{os.environ['KERASTUNER_ORACLE_IP']}:{os.environ['KERASTUNER_ORACLE_PORT']} for trials")
     # KerasTuner prints the traceback of every failed trial (`keras_tuner.src.config.DEBUG`, on by default; it
     # has no public switch): the sweep prints one line per failed trial instead, and the traceback stays in

@@ -129,7 +129,7 @@ class Demo:
         for model in self.models:
             cut = model.cut_note(premise, hypothesis)  # as the commands say it (a toast on the page, a line here)
             if cut:
-                logger.warning(f"[demo] {cut}")
+                logger.warning(f"{cut}")
                 gr.Warning(cut)
             parses = (premise_parse, hypothesis_parse) if model.reads_parse_trees else ("", "")
             try:
@@ -137,7 +137,7 @@ class Demo:
             except ValueError as error:  # a parse whose leaves are not the sentence's tokens, too deep a parse
                 raise gr.Error(f"{model.name}: {error}", print_exception=False) from None
             except Exception as error:  # noqa: BLE001 (the page shows one line; the terminal gets it whole)
-                logger.error(f"[demo] {model.name} failed on {premise!r} / {hypothesis!r}:", exc_info=True)
+                logger.error(f"{model.name} failed on {premise!r} / {hypothesis!r}:", exc_info=True)
                 raise gr.Error(f"{model.name} failed: {type(error).__name__}: {error}", print_exception=False) \
                     from None
             images = [image for image, _ in heatmaps(explanation, model.name)]

@@ -120,7 +120,6 @@ def run_suite(predictor, sets, out_dir=None, logdir=None, test_accuracy=None, st
                                     hypothesis_only=data["hypothesis_only"], batch_size=batch_size,
                                     test_source=data["test_source"], train_source=data["train_source"], **extra)
         report["sets"][name] = section
-    logger.info(reporting.format_report(report))
     if out_dir is not None:
         report["files"]["charts"] = reporting.write_charts(report, out_dir)
         report["files"]["json"] = os.path.join(out_dir, reporting.JSON_FILE)
@@ -128,5 +127,5 @@ def run_suite(predictor, sets, out_dir=None, logdir=None, test_accuracy=None, st
         report["files"]["tensorboard"] = reporting.write_scalars(report, logdir, step)
     if out_dir is not None:
         reporting.write_json(report, out_dir)
-        logger.info(f"[diagnostics] written to {report['files']['json']}")
+        logger.info(f"written to {report['files']['json']}")
     return report

@@ -121,7 +121,7 @@ def measure(model, rounds=TUNE_ROUNDS, calls=TUNE_CALLS, kernel_rows=True, seed=
     chosen = candidates(kernel_rows)
     functions, data = {}, {}
     for name, pairs, design, rows in chosen:
-        logger.info(f"[tune] tracing {name}")
+        logger.info(f"tracing {name}")
         functions[name] = traced(model, design, rows)
         data.setdefault(pairs, random_batches(pairs, calls, seed + pairs))
     figures = {name: [] for name, *_ in chosen}
@@ -129,7 +129,7 @@ def measure(model, rounds=TUNE_ROUNDS, calls=TUNE_CALLS, kernel_rows=True, seed=
         order = chosen if round_ % 2 == 0 else chosen[::-1]
         for name, pairs, *_ in order:
             figures[name].append(time_round(functions[name], data[pairs]))
-        logger.info(f"[tune] round {round_ + 1}/{rounds}: " + ", ".join(f"{name} {figures[name][-1]:.2f} ms"
+        logger.info(f"round {round_ + 1}/{rounds}: " + ", ".join(f"{name} {figures[name][-1]:.2f} ms"
                                                                         for name, *_ in chosen))
     return {name: {"pairs": pairs, "design": design, "loop": "few-rows" if design else "packed", "kernel_rows": rows,
                    "median_ms": statistics.median(figures[name]), "min_ms": min(figures[name]),

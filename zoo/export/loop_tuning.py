@@ -170,7 +170,7 @@ def apply_loop(requested=DEFAULT_DESIGN_REQUEST, cache_dir=None):
 
     choice = loop_for(requested, cache_dir)
     set_few_rows_loop(choice.design, choice.kernel_rows)
-    logger.debug(f"[loop] few-rows loop: {choice.describe()}")
+    logger.debug(f"few-rows loop: {choice.describe()}")
     return choice
 
 

@@ -365,7 +365,7 @@ def export_saved_model(run, model_dir, version=None, serving_files=True, batch_s
             run or the model folder in use.
         zoo.export.loop_tuning.TuningFileError: with `loop="auto"`, this machine's tuning record is damaged.
     """
-    log = log or (lambda line: logger.info(f"[export] {line}"))
+    log = log or logger.info
     choice = loop_for(loop)
     if version is not None and int(version) < 1:
         raise ExportError(f"--version must be a positive integer, got {version}")
@@ -383,7 +383,7 @@ def export_saved_model(run, model_dir, version=None, serving_files=True, batch_s
                               "--version or leave it out for the next free one")
         if stable_version is not None and int(stable_version) not in files.existing_versions(model_dir):
             raise ExportError(f"--stable-version {stable_version} is not a version under {model_dir}")
-        logger.debug(f"[export] few-rows loop: {choice.describe()}")
+        logger.debug(f"few-rows loop: {choice.describe()}")
         with few_rows_loop(choice.design, choice.kernel_rows):  # read while the endpoints are traced (on write)
             archive = build_archive(run, xla_max_batch, chunk_size)
             path = _write_version(run, archive, model_dir, version, serving_files, batch_sizes, model_name,

@@ -46,6 +46,7 @@ TFLiteNLI("models/bowman_lstm_tflite").predict([("A man plays.", "A person plays
 
 import hashlib
 import json
+import logging
 import os
 import tempfile
 
@@ -62,6 +63,8 @@ from zoo.export.vocabulary import changed_tokens, cut_vocabulary
 from zoo.registry import get_spec
 from zoo.runs.layout import VOCAB_FILE
 from zoo.runs.record import DataSource
+
+logger = logging.getLogger(__name__)
 
 REPORT_FILE = "metadata.json"
 QUANTIZATIONS = ("none", "dynamic-range", "float16")
@@ -185,7 +188,7 @@ def export_tflite(run, out_dir, batch_size=1, overwrite=False, max_vocabulary=No
         ExportError: existing output, a folder holding other files, no fixed length, a conversion failure,
             the run or the folder in use by another process.
     """
-    log = log or (lambda line: None)
+    log = log or logger.info
     path = os.path.join(out_dir, MODEL_FILE)
     with exporting(run.run_dir, out_dir, what="TFLite export folder", lock_file=fileio.sibling_lock_file(out_dir)):
         fileio.recover_folder(out_dir, on_notice=log)

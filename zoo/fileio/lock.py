@@ -109,7 +109,7 @@ class DirectoryLock:
                 continue
             self._write(fd)
             self._fd = fd
-            logger.debug(f"[lock] holding the lock of the {self.what} {self.directory} ({self.path})")
+            logger.debug(f"holding the lock of the {self.what} {self.directory} ({self.path})")
             return self
         raise LockedError(f"cannot take the lock {self.path}: it keeps changing (several processes competing "
                           f"for the {self.what}?); try again", {}, self.path)
@@ -126,7 +126,7 @@ class DirectoryLock:
             pass
         finally:
             os.close(fd)  # releases the flock after the file is gone: a waiter then sees no lock at all
-            logger.debug(f"[lock] released the lock of the {self.what} {self.directory}")
+            logger.debug(f"released the lock of the {self.what} {self.directory}")
 
     def live_holder(self):
         """The record of the live process holding this lock now, or None: looked at without taking the lock (a
@@ -224,7 +224,7 @@ class DirectoryLock:
                 return False
             self._write(fd)
             self._fd, keep = fd, True
-            logger.warning(f"[lock] took over the lock of the {self.what} {self.directory}: its holder "
+            logger.warning(f"took over the lock of the {self.what} {self.directory}: its holder "
                            f"{describe_holder(holder)} no longer runs")
             return True
         finally:

@@ -106,7 +106,7 @@ def repair_leftovers(out_dir, log=None):
         the number of leftovers handled.
     """
     parent, base = os.path.split(os.path.abspath(os.fspath(out_dir)))
-    log = log or (lambda line: logger.info(f"[preset] {line}"))
+    log = log or logger.info
     handled = 0
     aside = _aside_pattern(base)
     for name in sorted(os.listdir(parent)) if os.path.isdir(parent) else []:

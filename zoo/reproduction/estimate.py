@@ -82,7 +82,7 @@ def estimate(spec, directory, steps=DEFAULT_STEPS):
         config = RunConfig.create(**spec.train_options({"unit": unit.name}, spec.seeds[0], sweep_dir))
         for run in runs:
             run[2] = run_state(run[1], config.train.epochs)
-        logger.info(f"[dry-run] {unit.name}: timing {steps} training steps")
+        logger.info(f"{unit.name}: timing {steps} training steps")
         entry = {"unit": unit.name, "model": unit.model, "runs": runs, "batch_size": config.train.batch_size,
                  "epochs": config.train.epochs}
         entry.update(time_steps(config, steps, splits_cache, tokens_cache))
@@ -147,7 +147,7 @@ def time_steps(config, steps, splits_cache, tokens_cache):
 
 def describe(plan, ensembles=()):
     """The dry run's lines: the machine, each unit's runs and its estimated epoch, the ensembles."""
-    lines = [f"[dry-run] on {plan['machine']}: each epoch estimated from {plan['steps']} timed training steps "
+    lines = [f"on {plan['machine']}: each epoch estimated from {plan['steps']} timed training steps "
              "(validation and callbacks not counted)"]
     for unit in plan["units"]:
         lines.append(f"  {unit['unit']}: {unit['batches_per_epoch']:,} batches of {unit['batch_size']} per epoch x "

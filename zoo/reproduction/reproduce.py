@@ -54,7 +54,7 @@ def reproduce(paper, rows, spec, directory, train=train_run, resamples=statistic
     sweep_dir = os.path.join(directory, SWEEPS_DIR, spec.sweep_name(paper.key))
     spec.check(sweep_dir)  # every run's settings, as nli-zoo train checks them
     check_runs(spec, sweep_dir)
-    logger.info(f"[reproduce] {paper.key}: rows {', '.join(r.id for r in rows)}; {len(spec.units)} unit(s) x "
+    logger.info(f"{paper.key}: rows {', '.join(r.id for r in rows)}; {len(spec.units)} unit(s) x "
                 f"{len(spec.seeds)} seed(s); the sweep: {sweep_dir}")
     summary = run_sweep(spec, sweep_dir, train=train)
     result = {"role": summary["role"], "trials": summary["trials"], "sweep_dir": sweep_dir}
@@ -84,7 +84,7 @@ def combine(spec, row, directory, train, failures):
         if os.path.exists(os.path.join(options["run_dir"], "results.json")):
             continue
         options["overwrite"] = os.path.exists(options["run_dir"])  # a combination a kill interrupted
-        logger.info(f"[reproduce] row {row.id}, seed {seed}: combining {' and '.join(members)}")
+        logger.info(f"row {row.id}, seed {seed}: combining {' and '.join(members)}")
         try:
             train(**options)
         except ConfigError as error:

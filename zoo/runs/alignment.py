@@ -9,9 +9,13 @@ print(text_heatmap(*alignment_grid(explanation)))
 ```
 """
 
+import logging
+
 import numpy as np
 
 from zoo.plotting import plot_attention, pyplot
+
+notes = logging.getLogger(__name__).getChild("note")  # what the maps say of the model: `[note] ...`
 
 SHADES = " ░▒▓█"
 
@@ -57,9 +61,17 @@ def uniform_note(explanation):
     """One line where the explanation's maps are all near uniform ("" otherwise)."""
     if not explanation.maps or not all(near_uniform(w) for w in explanation.maps.values()):
         return ""
-    return ("[note] the attention is near uniform (no word gets more than "
+    return ("the attention is near uniform (no word gets more than "
             f"{NEAR_UNIFORM_RATIO:g}x the even share): the model has not learned where to look yet; train it on "
             "SNLI (nli-zoo train --model NAME) for maps like the papers'")
+
+
+def say_if_uniform(explanation):
+    """Says `uniform_note(explanation)` where there is one (a WARNING of the `[note]` logger); returns it."""
+    line = uniform_note(explanation)
+    if line:
+        notes.warning(line)
+    return line
 
 
 def text_heatmap(weights, columns, rows):

@@ -16,6 +16,7 @@ from zoo.data.pipeline import make_dataset
 from zoo.data.tree_pipeline import make_tree_dataset
 
 logger = logging.getLogger(__name__)
+trees_logger = logger.getChild("trees")  # the binary parses' lines: `[trees]`
 
 # Sentences from which tokenizing says what it does and how far it got (SNLI's 550k pairs take ~25 s).
 PROGRESS_FROM = 100_000
@@ -43,7 +44,7 @@ def tokenize_sentences(tokenizer, examples, what=None):
     started, tokens = time.time(), []
     for start in range(0, len(texts), PROGRESS_CHUNK):
         tokens += tokenize(texts[start:start + PROGRESS_CHUNK])
-        line = (f"[data] tokenizing {what + ' ' if what else ''}sentences: {len(tokens):,} of {len(texts):,} "
+        line = (f"tokenizing {what + ' ' if what else ''}sentences: {len(tokens):,} of {len(texts):,} "
                 f"({time.time() - started:.0f} s)")
         logger.info(line, extra={"start": "\r" if tty else "", "end": "" if tty and len(tokens) < len(texts) else "\n"})
     return tokens
@@ -89,7 +90,7 @@ def length_notes(examples, tokenizer, data, what=None, tokens=None):
     if what is not None:
         line = describe_length_notes(notes)
         if line:
-            logger.warning(f"[data] {what}: {line}")
+            logger.warning(f"{what}: {line}")
     return notes
 
 
@@ -134,18 +135,18 @@ def make_model_batches(examples, vocab, tokenizer, settings, batch_size=None, sh
                   epoch=epoch)
     started = time.time()
     if len(examples) * 2 >= PROGRESS_FROM:
-        logger.info(f"[data] encoding {report_trees + ' ' if report_trees else ''}pairs for tf.data "
+        logger.info(f"encoding {report_trees + ' ' if report_trees else ''}pairs for tf.data "
                     f"({len(examples):,}: tokenize, look up ids, count the batches)")
     if settings.trees != "syntactic":
         dataset = make_dataset(examples, **common)
         if len(examples) * 2 >= PROGRESS_FROM:
-            logger.info(f"[data] encoded in {time.time() - started:.0f} s: {int(dataset.cardinality()):,} batches")
+            logger.info(f"encoded in {time.time() - started:.0f} s: {int(dataset.cardinality()):,} batches")
         return dataset
     report = {}
     dataset = make_tree_dataset(examples, trees="syntactic", on_error="complete", max_depth=settings.max_depth,
                                 report=report, **common)
-    logger.warning(f"[trees] {report_trees or 'data'}: binary parses, {report['fallback_complete']} sentence(s) "
-                   f"without a usable parse use complete trees; deepest tree {report['max_level']} level(s)")
+    trees_logger.warning(f"{report_trees or 'data'}: binary parses, {report['fallback_complete']} sentence(s) "
+                         f"without a usable parse use complete trees; deepest tree {report['max_level']} level(s)")
     return dataset
 
 

@@ -11,10 +11,13 @@ print(format_scores(results))
 """
 
 import hashlib
+import logging
 
 import numpy as np
 
 from zoo.data import LABELS
+
+notes = logging.getLogger(__name__).getChild("note")  # what the scores say of the model: `[note] ...`
 
 
 def predict(model, dataset, verbose=0):
@@ -217,8 +220,17 @@ def chance_note(accuracies):
     if not near:
         return ""
     listed = ", ".join(f"{what} {accuracy:.3f}" for what, accuracy in near.items())
-    return (f"[note] accuracy near chance ({listed}; chance is {CHANCE:.3f}): this model has not learned the task "
+    return (f"accuracy near chance ({listed}; chance is {CHANCE:.3f}): this model has not learned the task "
             f"yet; {TRAIN_ON_SNLI}")
+
+
+def say_if_near_chance(accuracies):
+    """Says `chance_note(accuracies)` where there is one (a WARNING of the `[note]` logger, which `--quiet`
+    keeps: it qualifies the scores shown); returns it ("" when none)."""
+    line = chance_note(accuracies)
+    if line:
+        notes.warning(line)
+    return line
 
 
 def format_scores(result, labels=LABELS, title=None):

@@ -72,3 +72,15 @@ def check_kind(path, kind, option):
     if kind == "run":
         load_record(path)
     return path
+
+
+# The flags (and the request fields) that name a model, by the kind of model each names.
+MODEL_FLAGS = {"run": "--run-dir", "saved_model": "--saved-model", "tflite": "--tflite", "preset": "--preset"}
+
+
+def check_model(kind, path):
+    """`path`, given to the flag of `kind`, holds that kind of model (`check_kind`; a hub address is fetched
+    when opened, so it is not checked here): told from its files, before TensorFlow starts."""
+    if kind != "preset" or "://" not in path:
+        check_kind(path, kind, MODEL_FLAGS[kind])
+    return path

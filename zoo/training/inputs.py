@@ -26,6 +26,8 @@ from zoo.runs import layout
 from zoo.runs.datasets import tokenize_sentences
 
 logger = logging.getLogger(__name__)
+# the vocabulary's and the word vectors' lines: `[vocabulary]`, `[embeddings]`
+vocabulary_logger, embeddings_logger = logger.getChild("vocabulary"), logger.getChild("embeddings")
 
 SPLITS = ("train", "validation", "test")
 # The corpora tensorflow-datasets downloads: the host each download needs, and what to use offline instead.
@@ -99,7 +101,7 @@ def load_splits(source, max_train_examples=None, max_eval_examples=None, require
     except (RuntimeError, ValueError, OSError) as error:  # missing data, bad line, no network: one line
         raise TrainError(f"cannot load {'the data' if str(source) in str(error) else repr(source)}: {error}") from None
     for line in describe(report):
-        logger.info(f"[data] {line}")
+        logger.info(f"{line}")
     splits = cap_splits(splits, max_train_examples, max_eval_examples)
     for split in required:
         if not splits.get(split):
@@ -117,7 +119,7 @@ def cap_splits(splits, max_train_examples=None, max_eval_examples=None):
             if split in splits:
                 splits[split] = splits[split][:max_eval_examples]
     if max_train_examples is not None or max_eval_examples is not None:
-        logger.info("[data] using " + ", ".join(f"{k} {len(v)}" for k, v in splits.items()))
+        logger.info("using " + ", ".join(f"{k} {len(v)}" for k, v in splits.items()))
     return splits
 
 
@@ -231,7 +233,7 @@ def vocabulary_and_vectors(embeddings, data, run_dir, resume, tokenizer, splits,
         check_vocabulary(path, vocab)
     report = {"training_words": len(base), "pretrained_words": len(vocab) - len(base),
               "max_vocabulary": data.max_vocabulary, **rescued_tokens(eval_tokens, base, vocab)}
-    logger.info(f"[vocabulary] {len(base):,} ids from training" + (" and the --init-from run" if init_run else "")
+    vocabulary_logger.info(f"{len(base):,} ids from training" + (" and the --init-from run" if init_run else "")
                 + f", {report['pretrained_words']:,} more words with pretrained vectors (frozen); dev/test tokens "
                 f"unseen in training: {report['unseen']:,} of {report['tokens']:,}, {report['rescued']:,} of them "
                 f"rescued from [UNK]")
@@ -254,7 +256,7 @@ def vocabulary_and_vectors(embeddings, data, run_dir, resume, tokenizer, splits,
         found = sum(find_vector(vectors, w) is not None for w in words)
         coverage.update(types=found / max(len(words), 1), types_found=found, types_total=len(words))
         built = dataclasses.replace(built, coverage=coverage)
-        logger.info(f"[embeddings] {embeddings} ({dim}d): {describe_coverage(coverage)}; tunable words: "
+        embeddings_logger.info(f"{embeddings} ({dim}d): {describe_coverage(coverage)}; tunable words: "
                     f"{built.tunable_words}" + (f" ({built.num_tunable})" if built.tunable_words == "oov" else ""))
     if init_run is not None:
         old = len(init_run.vocab)

@@ -10,12 +10,12 @@ logger = logging.getLogger(__name__)
 
 def say(message):
     """One `[vectors]` line: what the cache does (INFO)."""
-    logger.info(f"[vectors] {message}")
+    logger.info(f"{message}")
 
 
 def warn(message):
     """One `[vectors]` line about the data itself (a repeated word, a misnamed file; WARNING)."""
-    logger.warning(f"[vectors] {message}")
+    logger.warning(f"{message}")
 
 
 class Progress:
@@ -50,7 +50,7 @@ class Progress:
 
     def _line(self, now, fraction):
         rate = self.done / self.scale / max(now - self.start, 1e-6)
-        text = f"[vectors] {self.label}: {self.done / self.scale:,.1f}"
+        text = f"{self.label}: {self.done / self.scale:,.1f}"
         if self.total:
             text += f"/{self.total / self.scale:,.1f}"
         text += f" {self.unit}"
