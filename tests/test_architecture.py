@@ -23,7 +23,7 @@ FLOORS = [
     {"zoo.export", "zoo.training", "zoo.presets"},
     {"zoo.predictors"},
     {"zoo.diagnostics", "zoo.demo"},
-    {"zoo.comparison"},
+    {"zoo.comparison", "zoo.inference"},
     {"zoo.reproduction"},
     {"zoo.commands"},
     {"zoo.measurements"},

@@ -36,15 +36,21 @@ def run(tmp_path_factory):
 
 
 def test_evaluates_the_run_as_training_did(run, capsys):
-    report = evaluate_script.main(["--run-dir", str(run), "--dataset", "snli_sample", "--max-examples", "40",
-                                   "--quiet"])
+    report = evaluate_script.main(["--run-dir", str(run), "--dataset", "snli_sample", "--max-examples", "40"])
     trained = json.loads((run / "results.json").read_text())
-    assert report["results"]["test"] == trained["test"]  # one library path for both
+    assert report.results["test"] == trained["test"]  # one library path for both
     written = run / "evaluations" / "snli_sample-test.json"
+    assert report.output == str(written) and json.loads(written.read_text()) == report.to_json()
     assert json.loads(written.read_text())["results"]["test"]["accuracy"] == trained["test"]["accuracy"]
     out = capsys.readouterr().out
-    assert "confusion matrix (rows gold, columns predicted)" in out and str(written) in out
-    # The same from Python.
+    assert "confusion matrix (rows gold, columns predicted)" in out and f"[evaluate] written to {written}\n" in out
+    assert "[data] test: scoring the first 40 of 144 pairs (--max-examples)" in out
+    # --quiet: the scores, as without it, and no note (what it read, what it wrote)
+    quiet = evaluate_script.main(["--run-dir", str(run), "--dataset", "snli_sample", "--max-examples", "40",
+                                  "--quiet"])
+    assert capsys.readouterr().out == quiet.format_scores() + "\n" == report.format_scores() + "\n"
+    # The same from Python: the library call the command wraps, and the run's own evaluate
+    assert zoo.evaluate(run_dir=str(run), dataset="snli_sample", max_examples=40, quiet=True).results == report.results
     examples = load_corpus("snli_sample")[0]["test"][:40]
     assert zoo.load(run).evaluate(examples) == trained["test"]
 
@@ -52,25 +58,25 @@ def test_evaluates_the_run_as_training_did(run, capsys):
 def test_every_split_of_multinli_with_genres(run, tmp_path):
     report = evaluate_script.main(["--run-dir", str(run), "--data-dir", str(FIXTURES / "multinli_1.0.zip"),
                                    "--split", "all", "--quiet", "--output", str(tmp_path / "m.json")])
-    assert set(report["results"]) == {"train", "dev_matched", "dev_mismatched"}
-    matched = report["results"]["dev_matched"]
+    assert set(report.results) == {"train", "dev_matched", "dev_mismatched"}
+    matched = report.results["dev_matched"]
     genres = matched["per_genre"]
     assert sum(g["examples"] for g in genres.values()) == matched["examples"] > 0
-    assert report["roles"]["test"] == "dev_mismatched"
+    assert report.roles["test"] == "dev_mismatched"
     one = evaluate_script.main(["--run-dir", str(run), "--data-dir", str(FIXTURES / "multinli_1.0"),
                                 "--split", "dev_matched", "--quiet", "--output", str(tmp_path / "d.json")])
-    assert one["results"]["dev_matched"] == matched
+    assert one.results["dev_matched"] == matched
 
 
 def test_a_single_file_is_scored_whole_and_sick_by_role(run, tmp_path):
     whole = evaluate_script.main(["--run-dir", str(run), "--data-dir", str(FIXTURES / "breaking_nli" / "dataset.jsonl"),
                                   "--quiet", "--output", str(tmp_path / "b.json")])
-    (split, result), = whole["results"].items()
+    (split, result), = whole.results.items()
     lines = [line for line in (FIXTURES / "breaking_nli" / "dataset.jsonl").read_text().splitlines() if line.strip()]
-    assert result["examples"] + sum(whole["skipped"][split].values()) == len(lines)
+    assert result["examples"] + sum(whole.skipped[split].values()) == len(lines)
     sick = evaluate_script.main(["--run-dir", str(run), "--data-dir", str(FIXTURES / "sick"), "--split", "dev",
                                  "--quiet", "--output", str(tmp_path / "s.json")])
-    assert list(sick["results"]) == ["trial"]
+    assert list(sick.results) == ["trial"]
 
 
 def test_bad_input_is_one_line(run, tmp_path, capsys):
@@ -103,7 +109,7 @@ def test_the_exported_saved_model_scores_the_same(run, tmp_path):
     report = evaluate_script.main(["--saved-model", str(tmp_path / "model"), "--dataset", "snli_sample",
                                    "--max-examples", "40", "--quiet"])
     trained = json.loads((run / "results.json").read_text())
-    assert report["results"]["test"]["confusion_matrix"] == trained["test"]["confusion_matrix"]
+    assert report.results["test"]["confusion_matrix"] == trained["test"]["confusion_matrix"]
     assert (tmp_path / "model" / "evaluations" / "snli_sample-test.json").exists()
 
 
@@ -115,11 +121,12 @@ def test_the_preset_and_the_tflite_export_score_the_same(run, tmp_path):
     export_preset(zoo.load(run), str(tmp_path / "preset"))
     report = evaluate_script.main(["--preset", str(tmp_path / "preset"), "--dataset", "snli_sample",
                                    "--max-examples", "40", "--quiet"])
-    assert report["results"]["test"]["confusion_matrix"] == trained["test"]["confusion_matrix"]
+    assert report.results["test"]["confusion_matrix"] == trained["test"]["confusion_matrix"]
     path = export_tflite(zoo.load(run), str(tmp_path / "tflite"), test_examples=None)
     report = evaluate_script.main(["--tflite", str(path), "--dataset", "snli_sample", "--max-examples", "40",
                                    "--quiet", "--output", str(tmp_path / "t.json")])
-    assert report["results"]["test"]["accuracy"] == pytest.approx(trained["test"]["accuracy"], abs=1 / 40)
+    assert report.accuracy("test") == pytest.approx(trained["test"]["accuracy"], abs=1 / 40)
+    assert json.loads((tmp_path / "t.json").read_text())["tflite"] == str(path)
 
 
 def test_fine_tuning_starts_from_the_run(run, tmp_path):
@@ -149,11 +156,12 @@ def test_fine_tuning_refuses_another_architecture(run, tmp_path, capsys):
 
 
 def test_diagnostics_suite_from_evaluate(run, capsys):
-    # not --quiet: the suite's tables are the library's messages (INFO), which --quiet leaves out
-    report = evaluate_script.main(["--run-dir", str(run), "--suite", "diagnostics",
+    # --quiet: the suite's tables are the command's output, which --quiet keeps
+    report = evaluate_script.main(["--run-dir", str(run), "--suite", "diagnostics", "--quiet",
                                    "--breaking-nli", str(FIXTURES / "breaking_nli" / "dataset.jsonl")])
     written = json.loads((run / "evaluations" / "diagnostics.json").read_text())
-    assert report["diagnostics"] == str(run / "evaluations" / "diagnostics.json")
+    assert report.diagnostics_file == str(run / "evaluations" / "diagnostics.json")
+    assert report.diagnostics["sets"]["breaking_nli"] == written["sets"]["breaking_nli"]
     breaking = written["sets"]["breaking_nli"]
     assert breaking["examples"] == 5 and sum(c["examples"] for c in breaking["per_category"].values()) == 5
     out = capsys.readouterr().out
@@ -171,7 +179,7 @@ def test_cut_and_empty_sentences_are_counted_in_the_report(run, tmp_path, capsys
     data.write_text("".join(json.dumps({"sentence1": p, "sentence2": h, "gold_label": g}) + "\n" for p, h, g in rows))
     report = evaluate_script.main(["--run-dir", str(run), "--data-dir", str(data), "--quiet",
                                    "--output", str(tmp_path / "report.json")])
-    (split, notes), = report["inputs"].items()
+    (split, notes), = report.inputs.items()
     assert notes["pairs"] == 3 and notes["premises_cut"] == 1 and notes["empty_hypotheses"] == 1
     assert notes["hypotheses_cut"] == 0 and notes["empty_premises"] == 0
     assert json.loads((tmp_path / "report.json").read_text())["inputs"][split] == notes
@@ -201,11 +209,11 @@ def test_diagnostics_options_are_checked_before_scoring(run, tmp_path, capsys):
 def test_output_names_a_file_or_a_folder_and_max_examples_is_reported(run, tmp_path, capsys):
     folder = tmp_path / "reports"
     folder.mkdir()
-    report = evaluate_script.main(["--run-dir", str(run), "--dataset", "snli_sample", "--quiet", "--max-examples",
+    report = evaluate_script.main(["--run-dir", str(run), "--dataset", "snli_sample", "--max-examples",
                                    "5", "--output", str(folder)])
     assert os.listdir(folder) == ["snli_sample-test.json"]  # the report's default name, inside the folder
-    assert json.loads((folder / "snli_sample-test.json").read_text())["results"] == report["results"]
-    assert report["results"]["test"]["examples"] == 5
+    assert json.loads((folder / "snli_sample-test.json").read_text())["results"] == report.results
+    assert report.results["test"]["examples"] == 5
     assert "scoring the first 5 of 144 pairs (--max-examples)" in capsys.readouterr().out
 
 

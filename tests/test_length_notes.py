@@ -86,7 +86,7 @@ def test_predict_prints_the_count_for_every_kind(models, kind, tmp_path, capfd):
     out = tmp_path / "out.jsonl"
     edge = write_lines(tmp_path / "edge.jsonl", EDGE, ("premise", "hypothesis"))
     predictions = predict_command.main([FLAGS[kind], models[kind], "--input", edge, "--output", str(out)])
-    assert len(predictions) == len(out.read_text().splitlines()) == 4
+    assert len(predictions.predictions) == len(out.read_text().splitlines()) == 4
     err = capsys.readouterr().err
     assert f"[predict] {edge}: {LINE}\n" in err and err.count("[predict]") == 1
     assert "[nli-zoo]" not in err  # one line per fact
@@ -107,7 +107,7 @@ def test_evaluate_prints_and_writes_the_count_for_every_kind(models, kind, tmp_p
     edge = write_lines(tmp_path / "edge.jsonl", EDGE, keys)
     report = evaluate_command.main([FLAGS[kind], models[kind], "--data-dir", edge, "--quiet",
                                     "--output", str(tmp_path / "edge.json")])
-    (split, notes), = report["inputs"].items()
+    (split, notes), = report.inputs.items()
     assert notes == COUNTS
     written = json.loads((tmp_path / "edge.json").read_text())
     assert written["inputs"][split] == COUNTS
@@ -117,6 +117,6 @@ def test_evaluate_prints_and_writes_the_count_for_every_kind(models, kind, tmp_p
     clean = write_lines(tmp_path / "clean.jsonl", CLEAN, keys)
     report = evaluate_command.main([FLAGS[kind], models[kind], "--data-dir", clean, "--quiet",
                                     "--output", str(tmp_path / "clean.json")])
-    assert next(iter(report["inputs"].values()))["premises_cut"] == 0
+    assert next(iter(report.inputs.values()))["premises_cut"] == 0
     out = capsys.readouterr().out
     assert " cut to " not in out and "empty" not in out

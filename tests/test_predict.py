@@ -130,6 +130,11 @@ def test_show_attention_and_png(setup, predict_main):
     rows = [line for line in out.splitlines() if " |" in line]
     assert [r.split(" |")[0].strip() for r in rows[:5]] == ["A", "person", "plays", "music", "."]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"[predict] wrote {png}\n" in result.stderr  # every message on stderr: stdout is the answer
+    # --quiet: the same answer, and no note
+    quiet = predict_main("--saved-model", setup["saved_model"], "--premise", premise, "--hypothesis", hypothesis,
+                         "--show-attention", "--attention-png", png, "--quiet")
+    assert quiet.returncode == 0 and quiet.stdout == out and "[predict]" not in quiet.stderr
 
 
 # A syntactic tree model: parses in the JSON lines and on the command line ---------------------------
@@ -240,6 +245,7 @@ def test_cut_and_empty_sentences_are_counted(setup, tmp_path, capsys):
         (" ".join(["a"] * (limit + 1)), "A text."), ("A dog.", ""), ("A man.", "A person."))))
     predictions = predict_command.main(["--run-dir", str(setup["run_dir"]), "--input", str(path), "--output",
                                         str(tmp_path / "out.jsonl")])
-    assert len(predictions) == 3 and len((tmp_path / "out.jsonl").read_text().splitlines()) == 3
+    assert len(predictions.predictions) == 3 and len((tmp_path / "out.jsonl").read_text().splitlines()) == 3
+    assert predictions.output == str(tmp_path / "out.jsonl") and predictions.length_notes["premises_cut"] == 1
     err = capsys.readouterr().err
     assert f"[predict] {path}: of 3 pairs, 1 premise(s) cut to their first {limit} tokens, 1 empty hypothesis(s)" in err

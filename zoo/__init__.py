@@ -8,7 +8,19 @@ from zoo.registry import create_model, get_preset, list_models, register_model
 # configures no logging; the command lines print its messages (zoo.commands.messages).
 logging.getLogger("zoo").addHandler(logging.NullHandler())
 
-__all__ = ["create_model", "get_preset", "list_models", "register_model", "load", "from_preset"]
+__all__ = ["create_model", "get_preset", "list_models", "register_model", "load", "from_preset", "evaluate", "predict",
+           "EvaluateRequest", "PredictRequest"]
+
+# The requests of `evaluate` and `predict`, imported when first asked for (`zoo.EvaluateRequest`).
+_LAZY = {"EvaluateRequest": "zoo.inference.evaluate", "PredictRequest": "zoo.inference.predict"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'zoo' has no attribute {name!r}")
 
 
 def load(run_dir):
@@ -31,3 +43,23 @@ def from_preset(preset, compile=True):
     from zoo.presets import from_preset as load_preset
 
     return load_preset(preset, compile=compile)
+
+
+def evaluate(request=None, **fields):
+    """Scores a run, a SavedModel, a TFLite export or a preset on labelled data and writes the report: an
+    `EvaluateRequest`, or its fields (`zoo.evaluate(run_dir="runs/esim", dataset="snli_sample")`). Returns the
+    `zoo.inference.evaluate.Evaluation` (`.results`, `.accuracy(split)`, `.format_scores()`, `.output`)."""
+    from zoo.inference.evaluate import EvaluateRequest
+    from zoo.inference.evaluate import evaluate as run
+
+    return run(request if request is not None else EvaluateRequest(**fields))
+
+
+def predict(request=None, **fields):
+    """Labels sentence pairs: a `PredictRequest`, or its fields (`zoo.predict(run_dir="runs/esim", premise=...,
+    hypothesis=...)`). Returns the `zoo.inference.predict.Predictions` (`.predictions`, `.explanation`, ...)."""
+    from zoo.inference.predict import PredictRequest
+    from zoo.inference.predict import predict as run
+
+    return run(request if request is not None else PredictRequest(**fields))
+

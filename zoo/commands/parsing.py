@@ -85,13 +85,6 @@ FOLDER_TO_WRITE = flag(values.path_to_write, parse=str, want="folder")
 REPORT = flag(values.report_path, parse=str)                 # a file, or a folder for the default name
 
 
-def check_model(kind, path):
-    """`zoo.runs.kinds.check_model` (imported when called: it reads a run's files)."""
-    from zoo.runs.kinds import check_model as check
-
-    return check(kind, path)
-
-
 class CommandParser(argparse.ArgumentParser):
     """`argparse.ArgumentParser` whose usage errors are one line, `PROG: error: MESSAGE`, exit status 2
     (`--help` shows the usage), with the flags every command has: `--quiet` (the zoo's warnings and errors
