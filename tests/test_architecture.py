@@ -140,6 +140,32 @@ def test_the_library_below_the_commands_speaks_through_logging_not_print():
     assert printing == {}, "modules below zoo.commands that print: use logging.getLogger(__name__) (lines listed)"
 
 
+def test_the_commands_speak_through_the_message_handler_only():
+    # one voice: a command's output, its notes and its errors all go through zoo.commands.messages
+    printing = {name: lines for name, path in MODULES.items()
+                if name.startswith("zoo.commands.") and name != "zoo.commands.messages"
+                and (lines := print_calls(path.read_text(encoding="utf-8")))}
+    assert printing == {} and print_calls(MODULES["zoo.commands"].read_text(encoding="utf-8")) == [], \
+        "command modules that print: use zoo.commands.messages (output, a logger, parsing.fail)"
+
+
+def written_errors(source):
+    """The lines of `source` whose strings (docstrings aside) write `error: ` themselves."""
+    tree = ast.parse(source)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body
+                  and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and "error: " in node.value and id(node) not in docstrings]
+
+
+def test_the_commands_write_their_errors_through_fail():
+    by_hand = {name: lines for name, path in MODULES.items()
+               if (name == "zoo.commands" or name.startswith("zoo.commands.")) and name != "zoo.commands.parsing"
+               and (lines := written_errors(path.read_text(encoding="utf-8")))}
+    assert by_hand == {}, "`PROG: error: ...` written by hand: call zoo.commands.parsing.fail"
+
+
 LOG_CALLS = ("debug", "info", "warning", "error", "exception", "critical")
 
 
@@ -179,6 +205,7 @@ def test_a_messages_prefix_is_its_loggers_not_its_text():
 def test_the_prefix_checks_see_every_form():
     assert prefixed_log_calls('logger.info(f"[train] {x}")\nlog.warning("[data] using " + y)\n') == [1, 2]
     assert prefixed_log_calls('logger.info(f"{x} [train]")\nlogger.info("[3, 4] items")\n') == []
+    assert written_errors('"""PROG: error: ..."""\nx = f"{prog}: error: {e}"\n') == [2]
 
 
 def test_the_print_check_sees_every_form():

@@ -16,6 +16,7 @@ from scipy import stats
 from tests.support.runs import write_record, write_results
 from zoo.commands import compare as compare_command
 from zoo.comparison import statistics
+from zoo.comparison.records import Comparison
 from zoo.comparison.report import PairingError, compare
 from zoo.comparison.runs import find_runs
 from zoo.data import LABELS
@@ -143,32 +144,31 @@ def test_intervals_and_the_run_level_test_carry_the_seed_spread_and_the_items():
 def test_seeds_are_grouped_and_the_two_groups_paired_on_their_items(sweep):
     runs, skipped = find_runs([str(sweep)])
     comparison = compare(runs, skipped, resamples=1000)
-    esim, bowman = {g["label"]: g for g in comparison["groups"]}["esim"], \
-        {g["label"]: g for g in comparison["groups"]}["bowman_lstm"]
+    esim, bowman = comparison.group("esim"), comparison.group("bowman_lstm")
     accuracies = [float(np.mean(correctness(s, 0.8))) for s in range(3)]
-    assert esim["test_accuracy"]["mean"] == pytest.approx(np.mean(accuracies))
-    assert esim["test_accuracy"]["std"] == pytest.approx(np.std(accuracies, ddof=1))
+    assert esim.test_accuracy.mean == pytest.approx(np.mean(accuracies))
+    assert esim.test_accuracy.std == pytest.approx(np.std(accuracies, ddof=1))
     share = np.mean([correctness(s, 0.8) for s in range(3)], axis=0)
-    assert esim["test_accuracy"]["interval"] == pytest.approx(list(statistics.bootstrap_interval(share, 1000)))
-    assert esim["test_accuracy"]["interval"][0] < esim["test_accuracy"]["mean"] < esim["test_accuracy"]["interval"][1]
-    entailment = esim["per_class"]["entailment"]
-    assert entailment["interval"] == pytest.approx(list(statistics.bootstrap_interval(share[GOLD == 0], 1000)))
-    assert esim["best_epochs"] == [1, 2, 1] and [r["seed"] for r in esim["runs"]] == [0, 1, 2]
-    [pair] = comparison["pairs"]
-    assert {pair["a_label"], pair["b_label"]} == {"esim", "bowman_lstm"}
-    sign = 1 if pair["a_label"] == "esim" else -1
-    assert sign * pair["difference"] == pytest.approx(esim["test_accuracy"]["mean"] - bowman["test_accuracy"]["mean"])
-    low, high = sorted(sign * bound for bound in pair["interval"])
-    assert pair["p_value"] < 0.05 and 0 < low < sign * pair["difference"] < high
-    intervals = statistics.run_intervals([r["test_accuracy"] for r in esim["runs"]], share)
-    assert esim["test_accuracy"]["prediction_interval"] == pytest.approx(intervals["prediction_interval"])
-    low, high = sorted(sign * bound for bound in pair["runs"]["interval"])  # the runs' test: wider, still > 0
-    assert pair["runs"]["p_value"] < 0.05 and 0 < low and high - low > abs(pair["interval"][1] - pair["interval"][0])
-    for test in pair["mcnemar"]:  # one McNemar test per seed, the runs of equal seed paired
-        seed = test["seeds"][0]
+    assert esim.test_accuracy.interval == pytest.approx(list(statistics.bootstrap_interval(share, 1000)))
+    assert esim.test_accuracy.interval[0] < esim.test_accuracy.mean < esim.test_accuracy.interval[1]
+    entailment = esim.per_class["entailment"]
+    assert entailment.interval == pytest.approx(list(statistics.bootstrap_interval(share[GOLD == 0], 1000)))
+    assert esim.best_epochs == (1, 2, 1) and [r.seed for r in esim.runs] == [0, 1, 2]
+    [pair] = comparison.pairs
+    assert {pair.a_label, pair.b_label} == {"esim", "bowman_lstm"} and comparison.pair_of("esim", "bowman_lstm") is pair
+    sign = 1 if pair.a_label == "esim" else -1
+    assert sign * pair.difference == pytest.approx(esim.test_accuracy.mean - bowman.test_accuracy.mean)
+    low, high = sorted(sign * bound for bound in pair.interval)
+    assert pair.p_value < 0.05 and 0 < low < sign * pair.difference < high
+    intervals = statistics.run_intervals([r.test_accuracy for r in esim.runs], share)
+    assert esim.test_accuracy.prediction_interval == pytest.approx(intervals["prediction_interval"])
+    low, high = sorted(sign * bound for bound in pair.runs.interval)  # the runs' test: wider, still > 0
+    assert pair.runs.p_value < 0.05 and 0 < low and high - low > abs(pair.interval[1] - pair.interval[0])
+    for test in pair.mcnemar:  # one McNemar test per seed, the runs of equal seed paired
+        seed = test.seeds[0]
         expected = statistics.mcnemar(*((correctness(seed, 0.8), correctness(10 + seed, 0.55))[::sign]))
-        assert test["seeds"] == [seed, seed] and test["p_value"] == pytest.approx(expected["p_value"])
-    assert comparison["diagnostics"] == {"breaking_nli": {"esim": 0.5}, "breaking_nli / antonyms": {"esim": 0.25}}
+        assert test.seeds == [seed, seed] and test.p_value == pytest.approx(expected["p_value"])
+    assert comparison.diagnostics == {"breaking_nli": {"esim": 0.5}, "breaking_nli / antonyms": {"esim": 0.25}}
 
 
 def test_the_command_prints_the_table_and_writes_markdown_json_chart_and_tensorboard(sweep, capsys):
@@ -181,7 +181,10 @@ def test_the_command_prints_the_table_and_writes_markdown_json_chart_and_tensorb
     assert "esim-seed=9: not compared, unfinished" in out
     assert "McNemar" in out and "seed 0:" in out
     folder = sweep / "comparison"
-    assert json.loads((folder / "comparison.json").read_text())["groups"] == comparison["groups"]
+    written = json.loads((folder / "comparison.json").read_text())
+    assert written == json.loads(json.dumps(comparison.to_json()))
+    assert written["runs"] == [str(sweep / "runs" / f"{m}-seed={s}") for m in ("bowman_lstm", "esim") for s in range(3)]
+    assert Comparison.from_json(written).to_json() == written  # the record reads back what it wrote
     assert (folder / "comparison.md").read_text().strip() == out.split("\n[compare]")[0].strip()
     assert (folder / "comparison.png").read_bytes()[:4] == b"\x89PNG"
     import tensorflow as tf
@@ -197,11 +200,12 @@ def test_settings_that_differ_name_the_groups_and_other_test_items_are_not_paire
     write_run(tmp_path / "r" / "other", "esim", 0, correctness(3, 0.7), items="b")
     comparison = compare_command.main([str(tmp_path / "r" / "a*"), str(tmp_path / "r" / "other"),
                                        "--no-tensorboard", "--resamples", "200", "--out", str(tmp_path / "out")])
-    labels = [g["label"] for g in comparison["groups"]]
+    labels = [g.label for g in comparison.groups]
     assert labels == ["esim data.source=multi_nli hidden_size=16", "esim data.source=snli_sample hidden_size=16",
                       "esim data.source=snli_sample hidden_size=32"]
-    skipped = [p for p in comparison["pairs"] if "skipped" in p]
-    assert len(skipped) == 2 and all("different test items" in p["skipped"] for p in skipped)
+    skipped = [p for p in comparison.pairs if not p.tested]
+    assert len(skipped) == 2 and all("different test items" in p.skipped for p in skipped)
+    assert all(set(p.to_json()) == {"a", "b", "a_label", "b_label", "skipped"} for p in skipped)
     with pytest.raises(SystemExit) as stopped:  # asked for explicitly: an error
         compare_command.main([str(tmp_path / "r"), "--pair", "1", "2", "--no-tensorboard",
                               "--out", str(tmp_path / "o")])
@@ -232,9 +236,13 @@ def test_runs_scored_before_predictions_were_kept_get_no_interval_and_a_note(tmp
         del results["test"][key]
     write_results(tmp_path / "old", results)
     comparison = compare(*find_runs([str(tmp_path / "old")]), resamples=200)
-    assert comparison["groups"][0]["test_accuracy"]["interval"] is None
-    assert comparison["groups"][0]["test_accuracy"]["mean"] == pytest.approx(results["test_accuracy"])
-    assert "no per-item predictions" in comparison["notes"][0]
+    [group] = comparison.groups
+    assert group.test_accuracy.interval is None and not group.per_item
+    assert group.test_accuracy.mean == pytest.approx(results["test_accuracy"])
+    assert "no per-item predictions" in comparison.notes[0]
+    written = group.to_json()  # the layout it always had: the items' interval null, no other interval
+    assert set(written["test_accuracy"]) == {"mean", "std", "n", "interval"}
+    assert all(set(c) == {"mean", "std", "n"} for c in written["per_class"].values())
 
 
 def test_at_the_edges_no_zero_width_interval_holm_over_pairs_and_p_below_the_floor(tmp_path, capsys):
@@ -245,20 +253,21 @@ def test_at_the_edges_no_zero_width_interval_holm_over_pairs_and_p_below_the_flo
     write_run(root / "esim", "esim", 0, correctness(1, 0.95))
     write_run(root / "bowman_lstm", "bowman_lstm", 0, correctness(2, 0.5))
     comparison = compare_command.main([str(root), "--resamples", "200", "--no-tensorboard"])
-    one_class = {g["label"]: g for g in comparison["groups"]}["hypothesis_only"]["per_class"]
+    one_class = comparison.group("hypothesis_only").per_class
     for name, proportion in (("entailment", 1.0), ("neutral", 0.0)):
-        low, high = one_class[name]["interval"]
-        assert one_class[name]["interval_method"] == "wilson" and high - low > 0.05
+        low, high = one_class[name].interval
+        assert one_class[name].interval_method == "wilson" and high - low > 0.05
         k = int(proportion * 40)  # 40 pairs of each class, all right or all wrong
         expected = stats.binomtest(k, 40).proportion_ci(confidence_level=0.95, method="wilson")
         assert (low, high) == pytest.approx((expected.low, expected.high))
-    p_values = [pair["p_value"] for pair in comparison["pairs"]]
+    p_values = [pair.p_value for pair in comparison.pairs]
     order = np.argsort(p_values)
     expected_holm = np.maximum.accumulate([min(1.0, (3 - rank) * p_values[i]) for rank, i in enumerate(order)])
-    assert [comparison["pairs"][i]["p_value_holm"] for i in order] == pytest.approx(list(expected_holm))
-    floor = [pair for pair in comparison["pairs"] if pair["p_below_floor"]]
-    assert floor and floor[0]["p_value"] == pytest.approx(statistics.p_value_floor(200))
+    assert [comparison.pairs[i].p_value_holm for i in order] == pytest.approx(list(expected_holm))
+    floor = [pair for pair in comparison.pairs if pair.p_below_floor]
+    assert floor and floor[0].p_value == pytest.approx(statistics.p_value_floor(200))
+    assert all(test.p_value_holm is not None for pair in comparison.pairs for test in pair.mcnemar)
     out = capsys.readouterr().out
     assert "†" in out and "Wilson's score interval" in out and "[1.0000, 1.0000]" not in out
     assert "< 0.00995" in out and "Holm-adjusted over the 3 pairs" in out
-    assert all(f"(Holm {'≤ ' if p['p_below_floor'] else ''}" in out for p in comparison["pairs"])
+    assert all(f"(Holm {'≤ ' if p.p_below_floor else ''}" in out for p in comparison.pairs)

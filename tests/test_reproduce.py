@@ -68,31 +68,32 @@ def reproduced(tmp_path_factory):
 @pytest.mark.large
 def test_a_reproduction_trains_the_rows_and_writes_the_table_beside_the_paper(reproduced, capsys):
     argv, directory, result = reproduced
-    report = result["report"]
-    rows = {row["id"]: row for row in report["rows"]}
+    report = result.report
+    rows = {row.id: row for row in report.rows}
     assert sorted(p.name for p in (directory / "runs").iterdir()) == [
         f"{model}-seed={seed}" for model in ("bowman_lstm", "rocktaschel_conditional_shared_100") for seed in (0, 1)]
     for row_id in ("lstm", "conditional_shared_100"):
-        row = rows[row_id]
-        assert row["status"] == "run" and row["seeds"] == [0, 1] and row["test_pairs"] == 16
-        assert row["measured"]["test_interval"][0] <= row["measured"]["test"] <= row["measured"]["test_interval"][1]
-        assert row["difference"] == pytest.approx(row["measured"]["test"] - row["reported"]["test"])
-        assert row["verdict"].startswith("ordering only") and row["reported_inside"] is None
-    assert rows["wbw"]["status"] == "not selected" and rows["lexicalized"]["status"] == "not runnable"
-    assert not report["conditions"]["levels_comparable"]
-    assert ["data", "snli_sample", "snli"] in report["conditions"]["departures"]
-    claim = next(c for c in report["claims"] if (c["a"], c["b"]) == ("conditional_shared_100", "lstm"))
-    assert claim["difference"] == pytest.approx(
-        rows["conditional_shared_100"]["measured"]["test"] - rows["lstm"]["measured"]["test"])
-    low, high = claim["interval"]  # the runs' test: both seeds' accuracies and the items' variance
-    assert claim["test"] == "runs" and claim["verdict"].startswith(
+        row = report.row(row_id)
+        assert row.status == "run" and row.seeds == [0, 1] and row.test_pairs == 16
+        assert row.measured.test_interval[0] <= row.measured.test <= row.measured.test_interval[1]
+        assert row.difference == pytest.approx(row.measured.test - row.reported["test"])
+        assert row.verdict.startswith("ordering only") and row.reported_inside is None
+    assert rows["wbw"].status == "not selected" and rows["lexicalized"].status == "not runnable"
+    assert not report.conditions.levels_comparable
+    assert ["data", "snli_sample", "snli"] in report.conditions.departures
+    claim = next(c for c in report.claims if (c.a, c.b) == ("conditional_shared_100", "lstm"))
+    assert claim.difference == pytest.approx(rows["conditional_shared_100"].measured.test - rows["lstm"].measured.test)
+    low, high = claim.interval  # the runs' test: both seeds' accuracies and the items' variance
+    assert claim.test == "runs" and claim.verdict.startswith(
         "held" if low > 0 else "not held" if high < 0 else "not resolved")
-    assert all(c["verdict"].startswith("not tested") for c in report["claims"] if c is not claim)
+    assert all(c.verdict.startswith("not tested") and not c.tested for c in report.claims if c is not claim)
     text = (directory / "reports" / "rocktaschel2016" / "reproduction.md").read_text()
     assert "> **Not the paper's conditions**: data snli_sample (the paper's: snli)" in text
     assert "| LSTM (Bowman et al., 2015) (Table 1) [Bowman et al. 2015] | 100 | bowman_lstm | 77.6 |" in text
     written = json.loads((directory / "reports" / "rocktaschel2016" / "reproduction.json").read_text())
-    assert written["claims"] == json.loads(json.dumps(report["claims"]))
+    assert written == json.loads(json.dumps(report.to_json()))
+    assert written["comparison"] == json.loads(json.dumps(report.comparison.to_json())) and "runs" not in \
+        written["comparison"]  # the comparison as nli-zoo compare writes it, less the runs it was given
     assert (directory / "reports" / "rocktaschel2016" / "reproduction.png").stat().st_size > 0
     assert any((directory / "reports" / "rocktaschel2016" / "logs").iterdir())
     # the same command again: nothing trains, the same table
@@ -101,7 +102,7 @@ def test_a_reproduction_trains_the_rows_and_writes_the_table_beside_the_paper(re
     capsys.readouterr()
     again = command.main(argv)
     assert [path.stat().st_mtime_ns for path in runs] == stamps and "[sweep] trial" not in capsys.readouterr().out
-    assert again["report"]["rows"] == json.loads(json.dumps(report["rows"]))
+    assert again.report.to_json()["rows"] == report.to_json()["rows"]
 
 
 @pytest.mark.large
@@ -177,9 +178,10 @@ def fake_train(calls, kill_at=None):
 
 def comparable(report):
     """A report less its paths."""
-    rows = [{k: v for k, v in row.items() if k not in ("runs",)} for row in report["rows"]]
-    groups = [{k: v for k, v in g.items() if k != "runs"} for g in report["comparison"]["groups"]]
-    return rows, report["claims"], groups
+    written = report.to_json()
+    rows = [{k: v for k, v in row.items() if k not in ("runs",)} for row in written["rows"]]
+    groups = [{k: v for k, v in g.items() if k != "runs"} for g in written["comparison"]["groups"]]
+    return rows, written["claims"], groups
 
 
 def test_a_reproduction_killed_in_a_run_in_an_ensemble_and_in_its_report_ends_as_an_uninterrupted_one(
@@ -221,9 +223,9 @@ def test_a_reproduction_killed_in_a_run_in_an_ensemble_and_in_its_report_ends_as
     calls[:] = []
     result = reproduce(paper, rows, spec, directory, train=fake_train(calls), resamples=200, tensorboard=False)
     assert calls == []
-    assert comparable(result["report"]) == comparable(clean["report"])
+    assert comparable(result.report) == comparable(clean.report)
     assert sorted(os.listdir(os.path.join(directory, "reports"))) == ["chen2017"]  # no staging folder left
-    verdicts = {(c["a"], c["b"]): c["verdict"] for c in result["report"]["claims"]}
+    verdicts = {(c.a, c.b): c.verdict for c in result.report.claims}
     assert verdicts[("17", "16")].startswith(("held", "not resolved"))  # "not resolved (... seeds ...)"
     assert verdicts[("16", "25")].startswith(("held", "not resolved"))
     assert verdicts[("16", "19")].startswith("not tested: row 19 not runnable")
@@ -262,15 +264,15 @@ def test_a_folder_of_9000_training_pairs_is_named_and_both_seeds_fall_in_one_mor
     paper = load_paper("rocktaschel2016")
     rows = select_rows(paper, ["lstm", "wbw"])
     spec = ReproductionSpec.of(rows, seeds="2", data_dir=str(folder), embeddings="none")
-    report = reproduce(paper, rows, spec, str(tmp_path / "R"), train=train, resamples=200, tensorboard=False)["report"]
-    departures = report["conditions"]["departures"]
+    report = reproduce(paper, rows, spec, str(tmp_path / "R"), train=train, resamples=200, tensorboard=False).report
+    departures = report.conditions.departures
     assert ["training pairs", "9,000", "549,367 (550,152 before pairs without a gold label are dropped)"] in departures
     assert ["dev pairs", "842", "9,842 (10,000 before pairs without a gold label are dropped)"] in departures
-    wbw = next(row for row in report["rows"] if row["id"] == "wbw")
-    accuracies = [100 * run["test_accuracy"] for run in report["comparison"]["groups"][1]["runs"]]
-    low, high = wbw["measured"]["test_interval"]  # one more run's: both seeds inside, unlike the items' interval
-    assert all(low <= a <= high for a in accuracies) and wbw["verdict"].startswith("ordering only")
-    items_low, items_high = wbw["measured"]["test_items_interval"]
+    wbw = report.row("wbw")
+    accuracies = [100 * run.test_accuracy for run in report.comparison.group(wbw.group).runs]
+    low, high = wbw.measured.test_interval  # one more run's: both seeds inside, unlike the items' interval
+    assert all(low <= a <= high for a in accuracies) and wbw.verdict.startswith("ordering only")
+    items_low, items_high = wbw.measured.test_items_interval
     assert not all(items_low <= a <= items_high for a in accuracies)
     text = (tmp_path / "R" / "reports" / "rocktaschel2016" / "reproduction.md").read_text()
     assert "training pairs 9,000 (the paper's: 549,367" in text and "seed 0 6 (best 4)" in text

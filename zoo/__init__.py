@@ -9,7 +9,7 @@ from zoo.registry import create_model, get_preset, list_models, register_model
 logging.getLogger("zoo").addHandler(logging.NullHandler())
 
 __all__ = ["create_model", "get_preset", "list_models", "register_model", "load", "from_preset", "evaluate", "predict",
-           "EvaluateRequest", "PredictRequest"]
+           "compare", "EvaluateRequest", "PredictRequest"]
 
 # The requests of `evaluate` and `predict`, imported when first asked for (`zoo.EvaluateRequest`).
 _LAZY = {"EvaluateRequest": "zoo.inference.evaluate", "PredictRequest": "zoo.inference.predict"}
@@ -63,3 +63,21 @@ def predict(request=None, **fields):
 
     return run(request if request is not None else PredictRequest(**fields))
 
+
+def compare(paths, pairs=None, resamples=None, seed=0):
+    """Compares the finished runs found under `paths` (a run directory, a folder of runs or a glob pattern, or a
+    list of them), seeds grouped: returns the `zoo.comparison.records.Comparison` (`.groups`, `.pairs`,
+    `.to_json()`; `zoo.comparison.report.to_markdown(comparison)` is its table).
+
+    Args:
+        pairs: `[(a, b)]` groups to test (numbers or labels); None: every two scored on the same items.
+        resamples: of the bootstrap (None: `zoo.comparison.statistics.RESAMPLES`); seed: its seed.
+    """
+    import os
+
+    from zoo.comparison import statistics
+    from zoo.comparison.report import compare_paths
+
+    paths = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) else [os.fspath(p) for p in paths]
+    return compare_paths(paths, pairs=pairs, resamples=statistics.RESAMPLES if resamples is None else resamples,
+                         seed=seed)

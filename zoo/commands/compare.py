@@ -21,8 +21,7 @@ import os
 from zoo.commands.messages import output
 from zoo.commands.parsing import FOLDER_TO_WRITE, RESAMPLES, SEED, CommandParser, fail, guarded
 from zoo.comparison import statistics
-from zoo.comparison.report import compare, to_markdown, write
-from zoo.comparison.runs import find_runs
+from zoo.comparison.report import compare_paths, find_compared, to_markdown, write
 from zoo.errors import UserError
 from zoo.fileio import CorruptFileError
 from zoo.runs.targets import check_output
@@ -63,7 +62,8 @@ def main(argv=None, prog="nli-zoo compare"):
     """Runs `nli-zoo compare` with `argv`.
 
     Returns:
-        the comparison (a dict, as comparison.json). A user error prints one line and exits with status 2.
+        the `zoo.comparison.records.Comparison` (written as comparison.json). A user error prints one line and
+        exits with status 2.
     """
     args = build_parser(prog).parse_args(argv)
     return guarded(prog, lambda: compare_command(args, prog), hint="write the comparison elsewhere with --out",
@@ -71,20 +71,18 @@ def main(argv=None, prog="nli-zoo compare"):
 
 
 def compare_command(args, prog):
-    """`main` once the command line is parsed."""
+    """`main` once the command line is parsed: compares, prints the table (Markdown) and writes the files."""
     try:
         if args.resamples < 100:
             raise UserError(f"--resamples must be at least 100, got {args.resamples}")
-        runs, skipped = find_runs(args.runs)
-        if not runs:
-            raise UserError(f"{' '.join(args.runs)}: no finished run to compare ({len(skipped)} unfinished)")
         out = args.out or default_out(args.runs)
-        check_output(out, "report", "--out" if args.out else "the default --out",
+        runs, skipped = find_compared(args.runs)
+        check_output(out, "report", "--out" if args.out else "the default --out",  # before the bootstrap's minutes
                      inputs=[run.run_dir for run in runs] + [path for path in args.runs if os.path.isdir(path)])
-        comparison = compare(runs, skipped, pairs=args.pair, resamples=args.resamples, seed=args.seed)
+        comparison = compare_paths(args.runs, pairs=args.pair, resamples=args.resamples, seed=args.seed,
+                                   found=(runs, skipped))
     except (UserError, CorruptFileError) as error:
         fail(prog, error)
-    comparison["runs"] = [run.run_dir for run in runs]
     output(to_markdown(comparison))
     if not args.no_tensorboard:
         from zoo.quiet import import_tensorflow

@@ -141,14 +141,14 @@ def reproduce_command(args, prog):
         stop(prog, error, error.status)
     except (UserError, CorruptFileError) as error:
         fail(prog, error)
-    if result["role"] == "worker":
-        logger.info(f"this worker's trials are done; the chief writes the report ({len(result['trials'])} trial(s))")
+    if result.role == "worker":
+        logger.info(f"this worker's trials are done; the chief writes the report ({len(result.trials)} trial(s))")
         return result
-    output("\n" + to_markdown(result["report"]))
-    paths = result["paths"]
+    output("\n" + to_markdown(result.report))
+    paths = result.paths
     logger.info(f"written: {paths['markdown']}, {paths['json']}, {paths['chart']}"
                 + (f"; TensorBoard: tensorboard --logdir {paths['logs']}" if paths["logs"] else ""))
-    failed = [row["id"] for row in result["report"]["rows"] if row.get("failed") or row["verdict"].startswith("failed")]
+    failed = result.report.failed_rows()
     if failed:
         stop(prog, f"runs of row(s) {', '.join(failed)} failed (their verdicts say why); rerun the same command to "
                    "train them again", 1)

@@ -2,15 +2,17 @@
 TensorBoard summaries (a text summary and the chart).
 
 ```python
-from zoo.comparison.report import compare, to_markdown
+from zoo.comparison.report import compare, compare_paths, to_markdown
 from zoo.comparison.runs import find_runs
 
 runs, skipped = find_runs(["sweeps/small"])
-comparison = compare(runs, skipped)
+comparison = compare(runs, skipped)           # a typed `zoo.comparison.records.Comparison`
 print(to_markdown(comparison))
+comparison = compare_paths(["sweeps/small"])  # the same from the paths (`zoo.compare`)
 ```
 """
 
+import dataclasses
 import itertools
 import os
 
@@ -18,7 +20,8 @@ import numpy as np
 
 from zoo import fileio
 from zoo.comparison import statistics
-from zoo.comparison.runs import group_runs
+from zoo.comparison.records import Accuracy, Comparison, Group, GroupRun, McNemar, Pair, RunTest
+from zoo.comparison.runs import find_runs, group_runs
 from zoo.errors import UserError
 from zoo.plotting import pyplot
 
@@ -41,7 +44,7 @@ def compare(runs, skipped=(), pairs=None, resamples=statistics.RESAMPLES, seed=0
         resamples, seed, confidence: of the bootstrap.
 
     Returns:
-        the comparison as a JSON-ready dict (`groups`, `pairs`, `diagnostics`, `notes`, ...).
+        the `zoo.comparison.records.Comparison` (`groups`, `pairs`, `diagnostics`, `notes`, ...).
 
     Raises:
         PairingError: a pair asked for whose groups were scored on different items (or without per-item
@@ -55,54 +58,77 @@ def compare(runs, skipped=(), pairs=None, resamples=statistics.RESAMPLES, seed=0
     wanted = _pairs_asked(pairs, groups) if pairs is not None else list(itertools.combinations(groups, 2))
     tested = []
     for a, b in wanted:
-        entry = _pair(a, b, dict(grouped)[a["label"]], dict(grouped)[b["label"]], resamples, seed, confidence)
-        if "skipped" in entry and pairs is not None:
-            raise PairingError(f"groups {a['number']} ({a['label']}) and {b['number']} ({b['label']}) cannot be "
-                               f"paired: {entry['skipped']}")
-        tested.append(entry)
-    adjust_for_several_pairs(tested)
-    for group in groups:
-        group.pop("_values", None)
-    return {"confidence": confidence, "resamples": resamples, "groups": groups, "pairs": tested,
-            "diagnostics": _diagnostics(grouped), "notes": notes}
+        pair = _pair(a, b, dict(grouped)[a.label], dict(grouped)[b.label], resamples, seed, confidence)
+        if not pair.tested and pairs is not None:
+            raise PairingError(f"groups {a.number} ({a.label}) and {b.number} ({b.label}) cannot be "
+                               f"paired: {pair.skipped}")
+        tested.append(pair)
+    return Comparison(confidence=confidence, resamples=resamples, groups=tuple(groups),
+                      pairs=tuple(adjust_for_several_pairs(tested)), diagnostics=_diagnostics(grouped),
+                      notes=tuple(notes))
+
+
+def find_compared(paths):
+    """The finished runs under `paths` (run directories, folders of runs, glob patterns;
+    `zoo.comparison.runs.find_runs`) and `[(run_dir, why)]` of the others.
+
+    Raises:
+        UserError: no finished run under `paths`.
+    """
+    runs, skipped = find_runs(list(paths))
+    if not runs:
+        raise UserError(f"{' '.join(paths)}: no finished run to compare ({len(skipped)} unfinished)")
+    return runs, skipped
+
+
+def compare_paths(paths, pairs=None, resamples=statistics.RESAMPLES, seed=0, confidence=statistics.CONFIDENCE,
+                  found=None):
+    """`compare` of the finished runs found under `paths` (`find_compared`, or `found` where the caller has
+    them), the others noted; the `Comparison` names the runs compared (`runs`).
+
+    Raises:
+        UserError: no finished run under `paths`; as `compare`.
+    """
+    runs, skipped = found or find_compared(paths)
+    comparison = compare(runs, skipped, pairs=pairs, resamples=resamples, seed=seed, confidence=confidence)
+    return dataclasses.replace(comparison, runs=tuple(run.run_dir for run in runs))
 
 
 def _group(number, label, members, resamples, seed, confidence, notes):
     correct = [run.correct() for run in members]
     kept = [c for c in correct if c is not None]
     test = members[0].test
-    entry = {"number": number, "label": label, "model": members[0].model,
-             "runs": [{"run_dir": run.run_dir, "seed": run.seed, "test_accuracy": run.results.test_accuracy,
-                       "dev_accuracy": run.results.dev_accuracy, "best_epoch": run.results.best_epoch,
-                       "epochs_run": run.results.epochs_run} for run in members],
-             "examples": test.get("examples"), "items": test.get("items")}
-    entry["test_accuracy"] = statistics.spread([run.results.test_accuracy for run in members])
-    entry["dev_accuracy"] = statistics.spread([run.results.dev_accuracy for run in members])
-    entry["best_epochs"] = [run.results.best_epoch for run in members]
+    runs = tuple(GroupRun(run_dir=run.run_dir, seed=run.seed, test_accuracy=run.results.test_accuracy,
+                          dev_accuracy=run.results.dev_accuracy, best_epoch=run.results.best_epoch,
+                          epochs_run=run.results.epochs_run) for run in members)
+    test_accuracy = statistics.spread([run.results.test_accuracy for run in members])
     labels = list(members[0].results.labels or ()) or list((test.get("per_class_accuracy") or {}).keys())
-    entry["per_class"] = {name: statistics.spread([(run.test.get("per_class_accuracy") or {}).get(name)
-                                                   for run in members]) for name in labels}
+    per_class = {name: statistics.spread([(run.test.get("per_class_accuracy") or {}).get(name) for run in members])
+                 for name in labels}
+    common = dict(number=number, label=label, model=members[0].model, runs=runs, examples=test.get("examples"),
+                  items=test.get("items"), dev_accuracy=Accuracy.of(
+                      statistics.spread([run.results.dev_accuracy for run in members])),
+                  best_epochs=tuple(run.results.best_epoch for run in members))
     if len(kept) != len(members):
         notes.append(f"group {number} ({label}): {len(members) - len(kept)} of {len(members)} run(s) have no per-item "
                      "predictions in results.json (trained before they were kept): no interval, not paired; train "
                      "them again (nli-zoo train --overwrite) to keep them")
-        entry["test_accuracy"]["interval"] = None
-        entry["_values"] = None
-        return entry
+        return Group(**common, test_accuracy=Accuracy.of(test_accuracy),
+                     per_class={name: Accuracy.of(c) for name, c in per_class.items()}, per_item=False)
     values = np.mean(kept, axis=0)  # per item: the share of the group's runs that got it right
-    entry["test_accuracy"]["interval"] = _as_list(statistics.bootstrap_interval(values, resamples, seed, confidence))
-    entry["test_accuracy"]["interval_method"] = statistics.interval_method(values)
+    test_accuracy.update(interval=_as_list(statistics.bootstrap_interval(values, resamples, seed, confidence)),
+                         interval_method=statistics.interval_method(values))
     # seeds and items together: where the mean of many runs and where one more run would fall
-    entry["test_accuracy"].update(statistics.run_intervals(
-        [run.results.test_accuracy for run in members], values, confidence))
+    test_accuracy.update(statistics.run_intervals([run.results.test_accuracy for run in members], values, confidence))
     gold = np.frombuffer(test["gold"].encode(), "uint8") - ord("0")
     for index, name in enumerate(labels):
         mask = gold == index
-        entry["per_class"][name]["interval"] = _as_list(
-            statistics.bootstrap_interval(values[mask], resamples, seed, confidence)) if mask.any() else None
-        entry["per_class"][name]["interval_method"] = statistics.interval_method(values[mask]) if mask.any() else None
-    entry["_values"] = values
-    return entry
+        per_class[name].update(
+            interval=_as_list(statistics.bootstrap_interval(values[mask], resamples, seed, confidence))
+            if mask.any() else None,
+            interval_method=statistics.interval_method(values[mask]) if mask.any() else None)
+    return Group(**common, test_accuracy=Accuracy.of(test_accuracy),
+                 per_class={name: Accuracy.of(c) for name, c in per_class.items()}, values=values)
 
 
 def _as_list(interval):
@@ -112,57 +138,67 @@ def _as_list(interval):
 def _pairs_asked(pairs, groups):
     def find(name):
         for group in groups:
-            if str(name) == str(group["number"]) or name == group["label"]:
+            if str(name) == str(group.number) or name == group.label:
                 return group
-        known = ", ".join(f"{g['number']} ({g['label']})" for g in groups)
+        known = ", ".join(f"{g.number} ({g.label})" for g in groups)
         raise UserError(f"--pair {name}: no such group; groups: {known}")
 
     return [(find(a), find(b)) for a, b in pairs]
 
 
 def _pair(a, b, runs_a, runs_b, resamples, seed, confidence):
-    entry = {"a": a["number"], "b": b["number"], "a_label": a["label"], "b_label": b["label"]}
-    if a["_values"] is None or b["_values"] is None:
-        entry["skipped"] = "a group has runs without per-item predictions"
-    elif a["items"] != b["items"] or len(a["_values"]) != len(b["_values"]):
-        entry["skipped"] = (f"different test items ({a['examples']} and {b['examples']} pairs, digests "
-                            f"{a['items']} and {b['items']})")
-    if "skipped" in entry:
-        return entry
-    entry.update(statistics.paired_bootstrap(a["_values"], b["_values"], resamples, seed, confidence))
+    head = dict(a=a.number, b=b.number, a_label=a.label, b_label=b.label)
+    if a.values is None or b.values is None:
+        return Pair(**head, skipped="a group has runs without per-item predictions")
+    if a.items != b.items or len(a.values) != len(b.values):
+        return Pair(**head, skipped=f"different test items ({a.examples} and {b.examples} pairs, digests "
+                                    f"{a.items} and {b.items})")
+    paired = statistics.paired_bootstrap(a.values, b.values, resamples, seed, confidence)
     # the test whose unit is the run (seeds and items): what a verdict on A > B rests on
-    entry["runs"] = statistics.run_level_test([run.results.test_accuracy for run in runs_a],
-                                              [run.results.test_accuracy for run in runs_b],
-                                              a["_values"], b["_values"], confidence)
+    runs = statistics.run_level_test([run.results.test_accuracy for run in runs_a],
+                                     [run.results.test_accuracy for run in runs_b], a.values, b.values, confidence)
     # McNemar's test compares two classifiers: the runs of the two groups, matched by seed (else in order)
     by_seed_b = {run.seed: run for run in runs_b}
     matched = ([(run, by_seed_b[run.seed]) for run in runs_a if run.seed in by_seed_b]
                if {r.seed for r in runs_a} & set(by_seed_b) else list(zip(runs_a, runs_b)))
-    entry["mcnemar"] = [dict(statistics.mcnemar(x.correct(), y.correct()), seeds=[x.seed, y.seed])
-                        for x, y in matched]
-    return entry
+    mcnemar = tuple(McNemar(**statistics.mcnemar(x.correct(), y.correct()), seeds=[x.seed, y.seed])
+                    for x, y in matched)
+    return Pair(**head, **paired, runs=RunTest(**runs) if runs else None, mcnemar=mcnemar)
 
 
 def adjust_for_several_pairs(pairs):
     """Where more than one pair is tested, Holm's adjustment over the pairs (`statistics.holm`): each tested
     pair gets `p_value_holm`, and each McNemar test `p_value_holm` among the tests of the same seeds (the
-    one family per seed: each pair tested once on the runs of those seeds). With one pair nothing changes."""
-    tested = [pair for pair in pairs if "p_value" in pair]
+    one family per seed: each pair tested once on the runs of those seeds). With one pair nothing changes.
+
+    Returns:
+        the pairs, adjusted (a new list; the records are frozen).
+    """
+    pairs = list(pairs)
+    tested = [index for index, pair in enumerate(pairs) if pair.tested]
     if len(tested) < 2:
-        return
-    for pair, adjusted in zip(tested, statistics.holm([pair["p_value"] for pair in tested])):
-        pair["p_value_holm"] = adjusted
-    by_runs = [pair for pair in tested if pair.get("runs")]
+        return pairs
+    for index, adjusted in zip(tested, statistics.holm([pairs[i].p_value for i in tested])):
+        pairs[index] = dataclasses.replace(pairs[index], p_value_holm=adjusted)
+    by_runs = [index for index in tested if pairs[index].runs]
     if len(by_runs) > 1:
-        for pair, adjusted in zip(by_runs, statistics.holm([pair["runs"]["p_value"] for pair in by_runs])):
-            pair["runs"]["p_value_holm"] = adjusted
+        for index, adjusted in zip(by_runs, statistics.holm([pairs[i].runs.p_value for i in by_runs])):
+            pairs[index] = dataclasses.replace(pairs[index], runs=dataclasses.replace(pairs[index].runs,
+                                                                                      p_value_holm=adjusted))
     families = {}
-    for pair in tested:
-        for test in pair["mcnemar"]:
-            families.setdefault(tuple(test["seeds"]), []).append(test)
+    for index in tested:
+        for position, test in enumerate(pairs[index].mcnemar):
+            families.setdefault(tuple(test.seeds), []).append((index, position))
+    adjusted_tests = {}
     for family in families.values():
-        for test, adjusted in zip(family, statistics.holm([test["p_value"] for test in family])):
-            test["p_value_holm"] = adjusted
+        p_values = [pairs[i].mcnemar[k].p_value for i, k in family]
+        for (index, position), adjusted in zip(family, statistics.holm(p_values)):
+            adjusted_tests[(index, position)] = adjusted
+    for index in tested:
+        mcnemar = tuple(dataclasses.replace(test, p_value_holm=adjusted_tests[(index, position)])
+                        for position, test in enumerate(pairs[index].mcnemar))
+        pairs[index] = dataclasses.replace(pairs[index], mcnemar=mcnemar)
+    return pairs
 
 
 def _diagnostics(grouped):
@@ -211,105 +247,107 @@ def _p(value, floor=None):
 
 
 def _bootstrap_p(pair, comparison):
-    floor = statistics.p_value_floor(comparison["resamples"]) if pair.get("p_below_floor") else None
-    text = _p(pair["p_value"], floor)
-    if "p_value_holm" in pair:  # adjusted from the floor, it bounds the adjusted p-value from above
-        holm = pair["p_value_holm"]
+    floor = statistics.p_value_floor(comparison.resamples) if pair.p_below_floor else None
+    text = _p(pair.p_value, floor)
+    if pair.p_value_holm is not None:  # adjusted from the floor, it bounds the adjusted p-value from above
+        holm = pair.p_value_holm
         text += f" (Holm {'≤ ' if floor is not None and holm < 1 else ''}{_p(holm)})"
     return text
 
 
 def seeds_needed(runs):
-    """The run-level test's seeds per group to resolve the difference, as printed."""
-    if runs["seeds_needed"] is None:
-        return "none would: the items' noise alone keeps the power under 80%" if runs["difference"] else "-"
-    return f"{runs['seeds_needed']}" + (" (one group's spread borrowed)" if runs.get("borrowed") else "")
+    """The run-level test's seeds per group to resolve the difference (a `RunTest`), as printed."""
+    if runs.seeds_needed is None:
+        return "none would: the items' noise alone keeps the power under 80%" if runs.difference else "-"
+    return f"{runs.seeds_needed}" + (" (one group's spread borrowed)" if runs.borrowed else "")
+
+
+def _holm(value):
+    return f" (Holm {_p(value)})" if value is not None else ""
 
 
 def to_markdown(comparison):
-    """The comparison as Markdown: the groups' table, the paired tests, the diagnostics side by side."""
-    level = f"{comparison['confidence']:.0%}"
-    groups = comparison["groups"]
-    class_names = list(groups[0]["per_class"]) if groups else []
+    """The comparison (a `Comparison`) as Markdown: the groups' table, the paired tests, the diagnostics side by
+    side."""
+    level = f"{comparison.confidence:.0%}"
+    groups = comparison.groups
+    class_names = list(groups[0].per_class) if groups else []
     lines = [f"| # | group | runs (seeds) | test accuracy: mean ± std | {level} interval of the mean "
              f"(seeds + items) | {level} interval of one more run (seeds + items) | {level} interval, items only | "
              + " | ".join(class_names) + " | dev accuracy | best dev epoch |",
              "|---|---|---|---|---|---|---|" + "---|" * len(class_names) + "---|---|"]
     for g in groups:
-        accuracy = g["test_accuracy"]
-        std = f" ± {accuracy['std']:.4f}" if accuracy["std"] is not None else ""
-        seeds = ",".join(str(r["seed"]) for r in g["runs"])
-        classes = [f"{_acc(c['mean'])} {_interval(c.get('interval'), c.get('interval_method'))}"
-                   for c in g["per_class"].values()]
-        epochs = ",".join("-" if e is None else str(e) for e in g["best_epochs"])
-        lines.append(f"| {g['number']} | {g['label']} | {len(g['runs'])} ({seeds}) | {_acc(accuracy['mean'])}{std} | "
-                     f"{_interval(accuracy.get('mean_interval'))} | {_interval(accuracy.get('prediction_interval'))} | "
-                     f"{_interval(accuracy.get('interval'), accuracy.get('interval_method'))} | " + " | ".join(classes)
-                     + f" | {_acc(g['dev_accuracy']['mean'])} | {epochs} |")
-    examples = sorted({g["examples"] for g in groups if g["examples"]})
+        accuracy = g.test_accuracy
+        std = f" ± {accuracy.std:.4f}" if accuracy.std is not None else ""
+        seeds = ",".join(str(r.seed) for r in g.runs)
+        classes = [f"{_acc(c.mean)} {_interval(c.interval, c.interval_method)}" for c in g.per_class.values()]
+        epochs = ",".join("-" if e is None else str(e) for e in g.best_epochs)
+        lines.append(f"| {g.number} | {g.label} | {len(g.runs)} ({seeds}) | {_acc(accuracy.mean)}{std} | "
+                     f"{_interval(accuracy.mean_interval)} | {_interval(accuracy.prediction_interval)} | "
+                     f"{_interval(accuracy.interval, accuracy.interval_method)} | " + " | ".join(classes)
+                     + f" | {_acc(g.dev_accuracy.mean)} | {epochs} |")
+    examples = sorted({g.examples for g in groups if g.examples})
     counts = ", ".join(f"{n:,}" for n in examples)
     lines += ["", f"Test accuracy over {counts} test pairs. Two sources of noise: the seed and the test items. The "
                   "interval of the mean and that of one more run add the spread between the group's runs (seeds) to "
                   "the test items' variance, with Student's t at Satterthwaite's degrees of freedom: where the mean of "
                   "many runs, and where a single further run (a paper's one run), would fall; '-' with one run, "
                   "whose seed spread cannot be measured. The items-only interval is a percentile bootstrap over the "
-                  f"test items ({comparison['resamples']:,} resamples) of the seeds' mean: how that mean would move on "
+                  f"test items ({comparison.resamples:,} resamples) of the seeds' mean: how that mean would move on "
                   "other test pairs, not with other seeds. Per class: accuracy on the pairs of that gold label, with "
                   "its items-only interval."]
-    few = [g for g in groups if 2 <= len(g["runs"]) < 5]
+    few = [g for g in groups if 2 <= len(g.runs) < 5]
     if few:
-        lines.append(f"With {', '.join(sorted({str(len(g['runs'])) for g in few}))} seeds a group's seed spread is "
+        lines.append(f"With {', '.join(sorted({str(len(g.runs)) for g in few}))} seeds a group's seed spread is "
                      "measured on very few runs: Student's t is large and the intervals wide, as they should be.")
-    wilson = any(g["test_accuracy"].get("interval_method") == "wilson" or any(
-        c.get("interval_method") == "wilson" for c in g["per_class"].values()) for g in groups)
+    wilson = any(g.test_accuracy.interval_method == "wilson" or any(
+        c.interval_method == "wilson" for c in g.per_class.values()) for g in groups)
     if wilson:
         lines.append(f"{WILSON_MARK} Wilson's score interval: every item of it was scored alike (all right or all "
                      "wrong), so the bootstrap has no spread; Wilson's interval still says how uncertain that "
                      "proportion is.")
-    if comparison["pairs"]:
+    if comparison.pairs:
         lines += ["", f"| A | B | difference A - B | {level} interval, runs (seeds + items) | p, runs | "
                       "seeds per group to resolve | "
                       f"{level} interval, items only (paired bootstrap) | p, items only | "
                       "McNemar: only A right / only B right, exact p (per seed) |", "|---" * 9 + "|"]
-        for pair in comparison["pairs"]:
-            head = f"| {pair['a']} {pair['a_label']} | {pair['b']} {pair['b_label']} |"
-            if "skipped" in pair:
-                lines.append(f"{head} not paired: {pair['skipped']} | | | | | | |")
+        for pair in comparison.pairs:
+            head = f"| {pair.a} {pair.a_label} | {pair.b} {pair.b_label} |"
+            if not pair.tested:
+                lines.append(f"{head} not paired: {pair.skipped} | | | | | | |")
                 continue
-            runs = pair.get("runs")
+            runs = pair.runs
             if runs:
-                run_cells = (f"{_interval(runs['interval'])} | {_p(runs['p_value'])}"
-                             + (f" (Holm {_p(runs['p_value_holm'])})" if "p_value_holm" in runs else "")
-                             + f" | {seeds_needed(runs)}")
+                run_cells = (f"{_interval(runs.interval)} | {_p(runs.p_value)}{_holm(runs.p_value_holm)}"
+                             f" | {seeds_needed(runs)}")
             else:
                 run_cells = "- | - | one run a side: no seed spread"
-            tests = "; ".join(f"seed {m['seeds'][0]}" + (f"/{m['seeds'][1]}" if m['seeds'][1] != m['seeds'][0] else "")
-                              + f": {m['a_only']}/{m['b_only']}, p {_p(m['p_value'])}"
-                              + (f" (Holm {_p(m['p_value_holm'])})" if "p_value_holm" in m else "")
-                              for m in pair["mcnemar"])
-            lines.append(f"{head} {pair['difference']:+.4f} | {run_cells} | {_interval(pair['interval'])} | "
+            tests = "; ".join(f"seed {m.seeds[0]}" + (f"/{m.seeds[1]}" if m.seeds[1] != m.seeds[0] else "")
+                              + f": {m.a_only}/{m.b_only}, p {_p(m.p_value)}{_holm(m.p_value_holm)}"
+                              for m in pair.mcnemar)
+            lines.append(f"{head} {pair.difference:+.4f} | {run_cells} | {_interval(pair.interval)} | "
                          f"{_bootstrap_p(pair, comparison)} | {tests} |")
         lines += ["", "The runs' test (Welch's t on the runs' accuracies, the paired items' variance added; its unit "
                       "is the run) is the one a claim rests on; the items-only test holds the seeds fixed. Seeds to "
                       f"resolve: per group, for a {statistics.POWER:.0%} chance that the runs' test separates a "
                       "difference as large as the measured one, were the seed spread what was measured."]
-        tested = sum("p_value" in pair for pair in comparison["pairs"])
-        floor = any(pair.get("p_below_floor") for pair in comparison["pairs"])
+        tested = len(comparison.tested_pairs())
+        floor = any(pair.p_below_floor for pair in comparison.pairs)
         if tested > 1:
             lines += ["", f"{tested} pairs are tested: the chance that at least one shows a difference by chance "
                           "alone is higher than each test's. The p-values in brackets are Holm-adjusted over the "
                           f"{tested} pairs (McNemar's: over the pairs, per seed); compare those with your threshold."]
         if floor:
-            lines.append(f"`< {_p(statistics.p_value_floor(comparison['resamples']))}`: no resampled difference "
-                         f"reached 0; the p-value is below what {comparison['resamples']:,} resamples can resolve "
+            lines.append(f"`< {_p(statistics.p_value_floor(comparison.resamples))}`: no resampled difference "
+                         f"reached 0; the p-value is below what {comparison.resamples:,} resamples can resolve "
                          "(more with --resamples).")
-    if comparison["diagnostics"]:
-        labels = [g["label"] for g in groups]
+    if comparison.diagnostics:
+        labels = [g.label for g in groups]
         lines += ["", "| diagnostics | " + " | ".join(labels) + " |", "|---|" + "---|" * len(labels)]
-        for row, values in comparison["diagnostics"].items():
+        for row, values in comparison.diagnostics.items():
             lines.append(f"| {row} | " + " | ".join(_acc(values.get(label)) for label in labels) + " |")
-    if comparison["notes"]:
-        lines += [""] + [f"- {note}" for note in comparison["notes"]]
+    if comparison.notes:
+        lines += [""] + [f"- {note}" for note in comparison.notes]
     return "\n".join(lines)
 
 
@@ -321,34 +359,34 @@ def draw_chart(comparison, interval="mean_interval"):
     """Test accuracy per group: the mean with its interval as error bars, each run as a dot.
 
     Args:
-        interval: which interval (a key of `CHART_INTERVALS`): the one the verdicts use (`nli-zoo compare`'s
-            tests of pairs: the mean's; a reproduction's rows: one more run's). A group of one run has neither
-            (no seed spread): its items-only interval is drawn in grey.
+        interval: which interval (a key of `CHART_INTERVALS`, an attribute of `Accuracy`): the one the verdicts
+            use (`nli-zoo compare`'s tests of pairs: the mean's; a reproduction's rows: one more run's). A group
+            of one run has neither (no seed spread): its items-only interval is drawn in grey.
 
     Returns:
         the matplotlib figure.
     """
     plt = pyplot()
-    groups = comparison["groups"]
+    groups = comparison.groups
     figure, axes = plt.subplots(figsize=(max(4.0, 1.2 * len(groups) + 2), 3.6))
     items_only = False
     for x, group in enumerate(groups):
-        accuracy = group["test_accuracy"]
-        mean, bounds, color = accuracy["mean"], accuracy.get(interval), "C0"
-        if bounds is None and accuracy.get("interval"):
-            bounds, color, items_only = accuracy["interval"], "C7", True
+        accuracy = group.test_accuracy
+        mean, bounds, color = accuracy.mean, getattr(accuracy, interval), "C0"
+        if bounds is None and accuracy.interval:
+            bounds, color, items_only = accuracy.interval, "C7", True
         if bounds:
             axes.errorbar([x], [mean], yerr=[[mean - bounds[0]], [bounds[1] - mean]], fmt="o", color=color,
                           capsize=6, markersize=7, zorder=2)
         else:
             axes.plot([x], [mean], "o", color="C0", markersize=7)
-        runs = [r["test_accuracy"] for r in group["runs"] if r["test_accuracy"] is not None]
+        runs = [r.test_accuracy for r in group.runs if r.test_accuracy is not None]
         axes.plot(np.full(len(runs), x + 0.12), runs, ".", color="C1", zorder=3)
     axes.set_xticks(range(len(groups)))
-    axes.set_xticklabels([f"{g['number']}: {g['label']}" for g in groups], rotation=20, ha="right", fontsize=8)
+    axes.set_xticklabels([f"{g.number}: {g.label}" for g in groups], rotation=20, ha="right", fontsize=8)
     axes.set_xlim(-0.6, len(groups) - 0.4)
     axes.set_ylabel("test accuracy")
-    axes.set_title(f"mean test accuracy with its {comparison['confidence']:.0%} {CHART_INTERVALS[interval]}\n"
+    axes.set_title(f"mean test accuracy with its {comparison.confidence:.0%} {CHART_INTERVALS[interval]}\n"
                    "dots: the single runs (seeds)" + ("; grey: one run, items only" if items_only else ""), fontsize=9)
     axes.grid(axis="y", alpha=0.3)
     figure.tight_layout()
@@ -356,8 +394,9 @@ def draw_chart(comparison, interval="mean_interval"):
 
 
 def write(comparison, out_dir, tensorboard=True):
-    """Writes `comparison.md`, `comparison.json`, `comparison.png` into `out_dir` (atomically) and, with
-    `tensorboard`, the Markdown as a text summary and the chart as an image into `OUT_DIR/logs`.
+    """Writes `comparison.md`, `comparison.json` (`Comparison.to_json`), `comparison.png` into `out_dir`
+    (atomically) and, with `tensorboard`, the Markdown as a text summary and the chart as an image into
+    `OUT_DIR/logs`.
 
     Returns:
         `{"markdown", "json", "chart", "logs"}` paths.
@@ -369,7 +408,7 @@ def write(comparison, out_dir, tensorboard=True):
              "logs": os.path.join(out_dir, LOGS_DIR) if tensorboard else None}
     with fileio.atomic_write(paths["markdown"], "w", encoding="utf-8") as file:
         file.write(markdown + "\n")
-    fileio.write_json(paths["json"], comparison)
+    fileio.write_json(paths["json"], comparison.to_json())
     figure = draw_chart(comparison)
     with fileio.atomic_path(paths["chart"]) as tmp:
         figure.savefig(tmp, format="png", dpi=110, bbox_inches="tight")

@@ -11,11 +11,12 @@ paper = load_paper("rocktaschel2016")
 rows = select_rows(paper, ["attention", "wbw"])
 spec = ReproductionSpec.of(rows, seeds="2", settings=["hidden_size=16"], dataset="snli_sample",
                            embeddings="glove-6b-50d", epochs=2)
-result = reproduce(paper, rows, spec, "repro")
-result["report"]["claims"][0]["verdict"]          # "held", "not held" or "not resolved"
+result = reproduce(paper, rows, spec, "repro")   # a `zoo.reproduction.records.ReproductionResult`
+result.report.claims[0].verdict                   # "held", "not held" or "not resolved"
 ```
 """
 
+import dataclasses
 import logging
 import os
 
@@ -26,6 +27,7 @@ from zoo.comparison.tuner import SweepStopped, run_sweep
 from zoo.errors import ConfigError, TrainError, TrainInterrupted
 from zoo.reproduction import report as reporting
 from zoo.reproduction.plan import REPORTS_DIR, SWEEPS_DIR, check_directory, check_runs
+from zoo.reproduction.records import ReproductionResult
 from zoo.training import train as train_run
 
 logger = logging.getLogger(__name__)
@@ -43,8 +45,8 @@ def reproduce(paper, rows, spec, directory, train=train_run, resamples=statistic
         tensorboard: also write the report as TensorBoard summaries.
 
     Returns:
-        `{"role", "trials", "sweep_dir"}`, plus `"report"` and `"paths"` except on a worker (the chief, or
-        the process alone, writes the report).
+        the `ReproductionResult`: this process's role, the trials and the sweep's folder, and, except on a
+        worker (the chief, or the process alone, writes the report), the `report` and its files' `paths`.
 
     Raises:
         SpecError, UserError: a bad selection or directory; SweepStopped: a run's user error or an
@@ -57,18 +59,17 @@ def reproduce(paper, rows, spec, directory, train=train_run, resamples=statistic
     logger.info(f"{paper.key}: rows {', '.join(r.id for r in rows)}; {len(spec.units)} unit(s) x "
                 f"{len(spec.seeds)} seed(s); the sweep: {sweep_dir}")
     summary = run_sweep(spec, sweep_dir, train=train)
-    result = {"role": summary["role"], "trials": summary["trials"], "sweep_dir": sweep_dir}
-    if summary["role"] == "worker":
+    result = ReproductionResult(role=summary["role"], trials=summary["trials"], sweep_dir=sweep_dir)
+    if result.role == "worker":
         return result
     failures = {os.path.normpath(run): trial.get("error", trial["status"].lower())
                 for trial in summary["trials"] if trial["status"] != "COMPLETED" for run in trial["runs"]}
     for row in rows:
         if row.members:
             combine(spec, row, directory, train, failures)
-    result["report"] = reporting.build(paper, spec, directory, rows, failures=failures, resamples=resamples, seed=seed)
-    result["paths"] = reporting.write(result["report"], out or os.path.join(directory, REPORTS_DIR, paper.key),
-                                      tensorboard=tensorboard)
-    return result
+    report = reporting.build(paper, spec, directory, rows, failures=failures, resamples=resamples, seed=seed)
+    paths = reporting.write(report, out or os.path.join(directory, REPORTS_DIR, paper.key), tensorboard=tensorboard)
+    return dataclasses.replace(result, report=report, paths=paths)
 
 
 def combine(spec, row, directory, train, failures):
