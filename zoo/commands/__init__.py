@@ -11,6 +11,7 @@ Keras: `--help`, a usage error and `nli-zoo models` answer in a fraction of a se
 """
 
 import importlib
+import logging
 import sys
 
 from zoo.quiet import filter_stderr, quiet_environment
@@ -60,5 +61,9 @@ def run(command, argv=None, prog=None):
     """
     quiet_environment()
     filter_stderr()
+    # The process's command line prints the zoo's messages itself (zoo.commands.messages): they do not go on to
+    # a handler another library gives the root logger as well (absl's `logging.basicConfig()`, during a TFLite
+    # conversion, printed each again as `INFO:zoo...`).
+    logging.getLogger("zoo").propagate = False
     module = importlib.import_module(f"zoo.commands.{command}")
     return module.main(argv, prog=prog or f"{command}.py")

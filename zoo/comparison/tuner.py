@@ -18,6 +18,7 @@ trials come from `GridOracle`; a search's from KerasTuner's `RandomSearchOracle`
 
 import contextlib
 import glob
+import io
 import json
 import logging
 import os
@@ -380,7 +381,7 @@ def run_sweep(spec, directory, train=train_run):
         claim(directory, spec)
         check_tuner_files(directory)
         try:
-            tuner = SweepTuner(spec, directory, train)
+            tuner = quietly(lambda: SweepTuner(spec, directory, train))
         except (KeyError, TypeError, ValueError, RuntimeError) as error:  # a state KerasTuner cannot reload
             if isinstance(error, UserError):
                 raise
@@ -388,6 +389,18 @@ def run_sweep(spec, directory, train=train_run):
             raise SweepStopped(f"{tuner_dir}: KerasTuner cannot reload the sweep's state ({type(error).__name__}: "
                                f"{last_line(str(error))[:200]}): {TUNER_REMEDY.format(tuner=tuner_dir)}") from None
         return search(tuner, part)
+
+
+def quietly(build):
+    """`build()`, with what KerasTuner prints meanwhile ("Reloading Tuner from ...", a `print` it has no switch
+    for) said through this module's logger instead, so that `--quiet` drops it as it drops the zoo's notes."""
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            return build()
+    finally:
+        for line in printed.getvalue().splitlines():
+            logger.info(line)
 
 
 def search(tuner, part):
