@@ -17,7 +17,7 @@ from tests.support.runs import write_record, write_results
 from zoo.commands import compare as compare_command
 from zoo.comparison import statistics
 from zoo.comparison.records import Comparison
-from zoo.comparison.report import PairingError, compare
+from zoo.comparison.report import PairingError, compare, to_markdown
 from zoo.comparison.runs import find_runs
 from zoo.data import LABELS
 from zoo.runs.evaluation import keep_items, scores
@@ -192,6 +192,13 @@ def test_the_command_prints_the_table_and_writes_markdown_json_chart_and_tensorb
     tags = {value.tag for path in (folder / "logs").iterdir()
             for event in tf.compat.v1.train.summary_iterator(str(path)) for value in event.summary.value}
     assert tags == {"comparison", "comparison/test_accuracy"}
+
+
+def test_quiet_prints_the_table_and_no_note(sweep, tmp_path, capsys):
+    comparison = compare_command.main([str(sweep), "--resamples", "200", "--no-tensorboard", "--quiet",
+                                       "--out", str(tmp_path / "q")])
+    assert capsys.readouterr().out == to_markdown(comparison) + "\n"  # no "[compare] written: ..."
+    assert (tmp_path / "q" / "comparison.md").read_text() == to_markdown(comparison) + "\n"
 
 
 def test_settings_that_differ_name_the_groups_and_other_test_items_are_not_paired(tmp_path, capsys):

@@ -261,3 +261,19 @@ def test_ctrl_c_closes_the_server_and_exits_130_with_the_one_line(monkeypatch, c
     assert stopped.value.code == 130 and app.closed
     out = capsys.readouterr()
     assert out.err == "nli-zoo demo: interrupted: the demo stopped\n" and "Keyboard interruption" not in out.out
+
+
+def test_quiet_keeps_the_pages_address_and_the_models_warnings(monkeypatch, capsys):
+    """`--quiet`: the address the demo exists to give and a model's warning (an unfinished run) are kept."""
+    from types import SimpleNamespace
+
+    from zoo.demo import app as demo_app
+
+    app = SimpleNamespace(is_running=False, close=lambda: None)
+    monkeypatch.setattr(demo_command, "open_models",
+                        lambda sources: [SimpleNamespace(name="esim", note="runs/esim is unfinished")])
+    monkeypatch.setattr(demo_app, "build_app", lambda models: app)
+    monkeypatch.setattr(demo_app, "launch", lambda app, port=None: "http://127.0.0.1:7860/")
+    demo_command.main(["hf://owner/esim", "--quiet"])
+    assert capsys.readouterr().out == ("[demo] runs/esim is unfinished\n"
+                                       "serving esim on http://127.0.0.1:7860/ (Ctrl+C stops)\n")

@@ -261,3 +261,25 @@ def test_quiet_keeps_the_output_warnings_and_errors_and_hides_progress_and_notes
     out, err = capsys.readouterr()
     assert out == "[evaluate] test: of 40 pairs, 1 premise(s) cut\naccuracy 0.5000 on 40 pairs\n"
     assert err == "evaluate.py: error: a damaged file\n"
+
+
+# --quiet on every command: its own output kept, its notes dropped (evaluate, predict, train, sweep, reproduce and
+# tune are checked where they run: tests/test_evaluate.py, test_predict.py, test_train.py, test_sweep.py,
+# test_reproduce.py, test_tuning.py; compare in test_compare.py, demo in test_demo.py)
+def test_quiet_models_and_reproduce_list_print_what_they_exist_to_print(zoo_logger, capsys):
+    from zoo.commands import models, reproduce
+
+    for command, argv in ((models, ["esim"]), (models, ["rocktaschel*"]), (reproduce, ["--list"])):
+        command.main(argv)
+        said = capsys.readouterr()
+        command.main([*argv, "--quiet"])
+        assert capsys.readouterr() == said and said.out.strip()  # nothing of these is a note
+
+
+@pytest.mark.large
+def test_quiet_export_writes_and_says_nothing(zoo_logger, finished_run_dir, tmp_path, capsys):
+    export.main(["--run-dir", finished_run_dir, "--format", "preset", "--out", str(tmp_path / "a")])
+    assert f"[export] wrote {tmp_path / 'a'}" in capsys.readouterr().out
+    export.main(["--run-dir", finished_run_dir, "--format", "preset", "--out", str(tmp_path / "b"), "--quiet"])
+    out, err = capsys.readouterr()
+    assert out == "" and "[" not in err and (tmp_path / "b" / "metadata.json").exists()

@@ -19,6 +19,7 @@ from zoo.commands import reproduce as command
 from zoo.data import LABELS
 from zoo.registry import get_spec
 from zoo.reproduction import report as reporting
+from zoo.reproduction.markdown import to_markdown
 from zoo.reproduction.plan import ReproductionSpec, select_rows
 from zoo.reproduction.tables import COLUMNS, load_paper, paper_keys, parse_count, structure_problems
 from zoo.runs.evaluation import keep_items, scores
@@ -100,8 +101,10 @@ def test_a_reproduction_trains_the_rows_and_writes_the_table_beside_the_paper(re
     runs = sorted((directory / "runs").glob("*/results.json"))
     stamps = [path.stat().st_mtime_ns for path in runs]
     capsys.readouterr()
-    again = command.main(argv)
-    assert [path.stat().st_mtime_ns for path in runs] == stamps and "[sweep] trial" not in capsys.readouterr().out
+    again = command.main([*argv, "--quiet"])  # --quiet: the report alone, no note
+    out = capsys.readouterr().out
+    assert [path.stat().st_mtime_ns for path in runs] == stamps and "[sweep] trial" not in out
+    assert out.strip() == to_markdown(again.report) and "[reproduce]" not in out
     assert again.report.to_json()["rows"] == report.to_json()["rows"]
 
 

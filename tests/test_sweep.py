@@ -132,14 +132,15 @@ def test_a_real_sweep_trains_runs_resumes_as_done_and_compares(tmp_path, capsys)
     assert {(g.hparams["model"].string_value, g.hparams["run"].string_value) for g in groups} == {
         ("bowman_lstm", str(runs[0])), ("hypothesis_only", str(runs[1]))}
     written = {r: (r / "results.json").stat().st_mtime_ns for r in runs}
-    capsys.readouterr()
-    sweep_command.main(argv)  # rerun: nothing left to train
+    assert f"[sweep] compare the runs: nli-zoo compare {directory}" in capsys.readouterr().out
+    sweep_command.main([*argv, "--quiet"])  # rerun: nothing left to train; --quiet: the trials' table alone
     assert {r: (r / "results.json").stat().st_mtime_ns for r in runs} == written
-    assert "[sweep] trial" not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.startswith(f"{directory}: 2 trial(s)\n  trial ") and "[sweep]" not in out
     comparison = compare_command.main([directory, "--no-tensorboard", "--resamples", "500"])
     out = capsys.readouterr().out
     assert "| 1 | bowman_lstm | 1 (0) |" in out and "| 2 | hypothesis_only | 1 (0) |" in out
-    assert comparison["pairs"][0]["mcnemar"][0]["seeds"] == [0, 0]
+    assert comparison.pairs[0].mcnemar[0].seeds == [0, 0]
     assert (tmp_path / "S" / "comparison" / "comparison.png").stat().st_size > 0
     assert json.loads((tmp_path / "S" / "comparison" / "comparison.json").read_text())["groups"][0]["label"] == \
         "bowman_lstm"

@@ -25,12 +25,16 @@ PAIR = ("A man plays a guitar.", "A person makes music.")
 
 @pytest.fixture(scope="module")
 def tuned(tmp_path_factory):
-    """A tuning record written by `nli-zoo tune` (tiny ESIM, two rounds, the designs only) in a cache of its own."""
-    cache = tmp_path_factory.mktemp("cache")
-    with pytest.MonkeyPatch.context() as patch:
+    """A tuning record written by `nli-zoo tune --quiet` (tiny ESIM, two rounds, the designs only) in a cache of
+    its own, and what it printed."""
+    import contextlib
+    import io
+
+    cache, printed = tmp_path_factory.mktemp("cache"), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(printed):
         patch.setenv("NLI_ZOO_CACHE", str(cache))
-        path = tune_command.main([*TINY, "--rounds", "2", "--designs-only"])
-    return {"cache": str(cache), "path": path}
+        path = tune_command.main([*TINY, "--rounds", "2", "--designs-only", "--quiet"])
+    return {"cache": str(cache), "path": path, "printed": printed.getvalue()}
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +74,8 @@ def test_tune_writes_this_machines_record_with_both_designs_timed(tuned, in_cach
     assert (choice.design, choice.kernel_rows, choice.source) == (record["choice"]["design"], KERNEL_ROWS, "tuned")
     assert choice.machine == machine_id(cpu()) and choice.date == record["date"]
     assert f"tuned on {choice.machine} {choice.date}" in choice.describe()
+    # --quiet: the table of figures, the command's output, and none of its notes (the rounds, where it wrote)
+    assert "\n".join(loop_timing.table(record)) + "\n" == tuned["printed"] and "[tune]" not in tuned["printed"]
 
 
 def test_the_kernel_rows_follow_the_two_pair_figures():
