@@ -120,7 +120,7 @@ def test_a_real_sweep_trains_runs_resumes_as_done_and_compares(tmp_path, capsys)
             "--embeddings", "none", "--embedding-dim", "8", "--epochs", "1", "--set", "hidden_size=8",
             "--max-train-examples", "64", "--max-eval-examples", "40", "--keras-verbose", "0", "--dir", directory]
     summary = sweep_command.main(argv)
-    assert [t["status"] for t in summary["trials"]] == ["COMPLETED", "COMPLETED"]
+    assert [t.status for t in summary.trials] == ["COMPLETED", "COMPLETED"]
     runs = sorted((tmp_path / "S" / "runs").iterdir())
     assert [r.name for r in runs] == ["bowman_lstm-seed=0", "hypothesis_only-seed=0"]
     for run in runs:  # ordinary runs, as nli-zoo train writes them, with per-item predictions kept
@@ -167,8 +167,8 @@ def test_a_killed_sweep_reruns_only_what_is_left(tmp_path):
     assert calls[0] == before[3]  # the killed trial first, in its own run directory (which resumes it)
     assert sorted(calls) == sorted(set(before[3:]) | {str(tmp_path / "runs" / f"hypothesis_only-seed={s}")
                                                       for s in range(3)})
-    assert [t["status"] for t in summary["trials"]] == ["COMPLETED"] * 6
-    assert len({run for t in summary["trials"] for run in t["runs"]}) == 6
+    assert [t.status for t in summary.trials] == ["COMPLETED"] * 6
+    assert len({run for t in summary.trials for run in t.runs}) == 6
     calls[:] = []
     run_sweep(spec, str(tmp_path), train=train)
     assert calls == []
@@ -198,7 +198,7 @@ def test_a_sweep_killed_as_it_writes_a_new_trial_trains_that_trial_on_the_rerun(
     assert calls == []  # killed before the trial trained
     summary = run_sweep(spec, str(tmp_path), train=quick_train(calls))
     assert calls == [str(tmp_path / "runs" / "bowman_lstm-seed=0")]
-    assert [t["status"] for t in summary["trials"]] == ["COMPLETED"]
+    assert [t.status for t in summary.trials] == ["COMPLETED"]
 
 
 @pytest.mark.large
@@ -259,13 +259,13 @@ def test_a_failed_trial_is_reported_the_others_run_and_a_rerun_tries_it_again(tm
     spec = spec_of(["--models", "bowman_lstm", "hypothesis_only", "--seeds", "2"])
     calls = []
     summary = run_sweep(spec, str(tmp_path), train=quick_train(calls, fail=["hypothesis_only-seed=0"]))
-    assert [t["status"] for t in summary["trials"]] == ["COMPLETED", "COMPLETED", "FAILED", "COMPLETED"]
-    assert "NaN" in summary["trials"][2]["error"]
+    assert [t.status for t in summary.trials] == ["COMPLETED", "COMPLETED", "FAILED", "COMPLETED"]
+    assert "NaN" in summary.trials[2].error
     assert "trial 2 failed: " in capsys.readouterr().out
     calls[:] = []
     summary = run_sweep(spec, str(tmp_path), train=quick_train(calls))
     assert calls == [str(tmp_path / "runs" / "hypothesis_only-seed=0")]
-    assert [t["status"] for t in summary["trials"]] == ["COMPLETED"] * 4
+    assert [t.status for t in summary.trials] == ["COMPLETED"] * 4
 
 
 WORKER = """
@@ -293,7 +293,7 @@ def train(**options):
 
 spec = spec_from_args(build_parser().parse_args(sys.argv[3:] + ["--dir", directory]))
 summary = run_sweep(spec, directory, train=train)
-print("TRIALS", len(summary["trials"]))
+print("TRIALS", len(summary.trials))
 """
 
 
@@ -362,17 +362,17 @@ def test_a_search_samples_the_space_and_trains_each_sample_once_per_seed(tmp_pat
                     "--tune", "hidden_size=8,16", "--tune", "lr_decay.wait=1:3"])
     calls = []
     summary = run_sweep(spec, str(tmp_path), train=quick_train(calls))
-    assert len(summary["trials"]) == 3 and len(calls) == 6 == len(set(calls))
-    for trial in summary["trials"]:
-        values = trial["values"]
+    assert len(summary.trials) == 3 and len(calls) == 6 == len(set(calls))
+    for trial in summary.trials:
+        values = trial.values
         assert 1e-4 <= values["learning_rate"] <= 1e-2 and 0 <= values["dropout"] <= 0.5
         assert values["hidden_size"] in (8, 16) and values["lr_decay.wait"] in (1, 2, 3)
-        assert [Path(run).name.split("-")[0] for run in trial["runs"]] == [f"trial{trial['trial']}"] * 2
-        assert trial["runs"][1].endswith("seed=1")
-        written = json.loads(Path(trial["runs"][0], "results.json").read_text())["options"]
+        assert [Path(run).name.split("-")[0] for run in trial.runs] == [f"trial{trial.trial}"] * 2
+        assert trial.runs[1].endswith("seed=1")
+        written = json.loads(Path(trial.runs[0], "results.json").read_text())["options"]
         assert written["overrides"]["lr_decay"]["wait"] == values["lr_decay.wait"]
         assert written["overrides"]["learning_rate"] == values["learning_rate"]
-        assert trial["dev_accuracy"] == pytest.approx(0.305)  # the mean over the seeds (0.30 and 0.31)
+        assert trial.dev_accuracy == pytest.approx(0.305)  # the mean over the seeds (0.30 and 0.31)
 
 
 @pytest.mark.large
@@ -383,10 +383,10 @@ def test_an_axis_of_values_of_mixed_types_reaches_the_runs_unchanged(tmp_path):
                     "--set", 'lr_decay={"type": "halve_on_plateau", "factor": 0.5}'])
     calls = []
     summary = run_sweep(spec, str(tmp_path), train=quick_train(calls))
-    assert len(summary["trials"]) == 4 and len(set(calls)) == 4
+    assert len(summary.trials) == 4 and len(set(calls)) == 4
     chosen = sorted((json.loads(Path(run, "results.json").read_text())["options"]["overrides"]["dropout"],
                      json.dumps(json.loads(Path(run, "results.json").read_text())["options"]["overrides"]["lr_decay"]))
                     for run in calls)
     assert chosen == sorted((d, json.dumps(s)) for d in (0, 0.25)
                             for s in (None, {"type": "halve_on_plateau", "factor": 0.5}))
-    assert {type(v) for t in summary["trials"] for k, v in t["values"].items() if k == "dropout"} == {int, float}
+    assert {type(v) for t in summary.trials for k, v in t.values.items() if k == "dropout"} == {int, float}

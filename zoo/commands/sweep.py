@@ -77,7 +77,7 @@ def main(argv=None, prog="nli-zoo sweep"):
     """Runs `nli-zoo sweep` with `argv`.
 
     Returns:
-        `zoo.comparison.tuner.run_sweep`'s summary. A user error prints one line and exits with status 2, an
+        `zoo.comparison.tuner.run_sweep`'s `SweepSummary`. A user error prints one line and exits with status 2, an
         interruption with 130; failed trials (listed) exit with status 1.
     """
     args = build_parser(prog).parse_args(argv)
@@ -93,10 +93,10 @@ def main(argv=None, prog="nli-zoo sweep"):
     summary = guarded(prog, lambda: sweep_command(spec, args, prog), interrupted, hint="use another --dir",
                    target=args.dir)
     output(summary_table(summary, args.dir))
-    failed = [e for e in summary["trials"] if e["status"] == "FAILED"]
+    failed = summary.failed()
     if failed:
         stop(prog, f"{len(failed)} trial(s) failed (listed above); rerun the same command to run them again", 1)
-    if summary["role"] != "worker":
+    if summary.role != "worker":
         logger.info(f"compare the runs: nli-zoo compare {args.dir}")
     return summary
 
@@ -104,14 +104,14 @@ def main(argv=None, prog="nli-zoo sweep"):
 def summary_table(summary, directory):
     """The sweep's trials as printed: a heading line, then each trial's dev and test accuracy (or its failure)
     and its runs."""
-    trials = summary["trials"]
-    lines = [f"{directory}: {len(trials)} trial(s){' run by this worker' if summary['role'] == 'worker' else ''}"]
+    trials = summary.trials
+    lines = [f"{directory}: {len(trials)} trial(s){' run by this worker' if summary.role == 'worker' else ''}"]
     for entry in trials:
-        if "dev_accuracy" in entry:
-            outcome = f"dev {entry['dev_accuracy']:.4f}  test {entry['test_accuracy']:.4f}"
+        if entry.completed:
+            outcome = f"dev {entry.dev_accuracy:.4f}  test {entry.test_accuracy:.4f}"
         else:
-            outcome = f"{entry['status'].lower()}: {entry.get('error', '')}"
-        lines.append(f"  trial {entry['trial']}  {outcome}  {', '.join(entry['runs'])}")
+            outcome = f"{entry.status.lower()}: {entry.error or ''}"
+        lines.append(f"  trial {entry.trial}  {outcome}  {', '.join(entry.runs)}")
     return "\n".join(lines)
 
 

@@ -270,3 +270,39 @@ class Comparison:
                    groups=tuple(Group.from_json(group) for group in data["groups"]),
                    pairs=tuple(Pair.from_json(pair) for pair in data["pairs"]), diagnostics=data["diagnostics"],
                    notes=tuple(data["notes"]), runs=tuple(data["runs"]) if "runs" in data else None)
+
+
+@dataclasses.dataclass(frozen=True)
+class Trial:
+    """One trial of a sweep: its number, KerasTuner's status ("COMPLETED", "FAILED", ...), its values (the
+    settings it tried), its runs (one per seed), the mean dev and test accuracy of its runs (completed), or why it
+    failed (`error`), and its seconds (a worker's own trials)."""
+
+    trial: str
+    status: str
+    values: dict
+    runs: list
+    dev_accuracy: Optional[float] = None
+    test_accuracy: Optional[float] = None
+    error: Optional[str] = None
+    seconds: Optional[float] = None
+
+    @property
+    def completed(self):
+        return self.status == "COMPLETED"
+
+    @property
+    def failed(self):
+        return self.status == "FAILED"
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepSummary:
+    """What `zoo.comparison.tuner.run_sweep` did: this process's role ("alone", "chief" or "worker") and the
+    `Trial`s of the sweep (a worker: its own), in trial order."""
+
+    role: str
+    trials: tuple
+
+    def failed(self):
+        return [trial for trial in self.trials if trial.failed]

@@ -33,6 +33,7 @@ from keras_tuner.errors import FailedTrialError, FatalError
 from keras_tuner.oracles import BayesianOptimizationOracle, RandomSearchOracle
 
 from zoo import fileio
+from zoo.comparison.records import SweepSummary, Trial
 from zoo.comparison.spec import SpecError
 from zoo.errors import ConfigError, TrainError, TrainInterrupted, UserError
 from zoo.training import train as train_run
@@ -195,7 +196,7 @@ class SweepTuner(BaseTuner):
 
     def __init__(self, spec, directory, train=train_run):
         self.spec, self.sweep_dir, self.train = spec, directory, train
-        self.done = []  # this process's trials: {"trial", "status", "runs", "dev_accuracy", ...}
+        self.done = []  # this process's trials (`Trial`s)
         self._started, self._metrics = {}, {}
         self.worker = role() == "worker"
         oracle, self.codec = make_oracle(spec, os.path.join(directory, TUNER_DIR, "oracle.json"))
@@ -247,33 +248,33 @@ class SweepTuner(BaseTuner):
         super().on_trial_end(trial)
         seconds = time.time() - self._started.pop(trial.trial_id, time.time())
         values = self.codec.decode(trial.hyperparameters.values)
-        entry = {"trial": trial.trial_id, "status": trial.status, "values": values,
-                 "runs": [o["run_dir"] for _, o in self.run_names(trial.trial_id, values)], "seconds": seconds}
+        runs = [o["run_dir"] for _, o in self.run_names(trial.trial_id, values)]
         if trial.status == TrialStatus.COMPLETED:
             metrics = self._metrics.pop(trial.trial_id)
-            entry.update(metrics)
+            entry = Trial(trial.trial_id, trial.status, values, runs, seconds=seconds, **metrics)
             logger.info(f"trial {trial.trial_id} finished in {seconds:.0f} s: dev accuracy "
-                        f"{metrics['dev_accuracy']:.4f}, test accuracy {metrics['test_accuracy']:.4f}")
+                        f"{entry.dev_accuracy:.4f}, test accuracy {entry.test_accuracy:.4f}")
         else:
-            entry["error"] = last_line(trial.message)
+            entry = Trial(trial.trial_id, trial.status, values, runs, seconds=seconds, error=last_line(trial.message))
             where = os.path.join(self.project_dir, f"trial_{trial.trial_id}", "trial.json")
-            logger.warning(f"trial {trial.trial_id} failed: {entry['error']} (the traceback: {where})")
+            logger.warning(f"trial {trial.trial_id} failed: {entry.error} (the traceback: {where})")
         self.done.append(entry)
 
     def summary(self):
         """Every trial of the sweep (this process's only, on a worker), in trial order."""
         if self.worker:
-            return sorted(self.done, key=lambda e: e["trial"])
+            return sorted(self.done, key=lambda e: e.trial)
         entries = []
         for trial_id, trial in sorted(self.oracle.trials.items()):
             values = self.codec.decode(trial.hyperparameters.values)
-            entry = {"trial": trial_id, "status": trial.status, "values": values,
-                     "runs": [o["run_dir"] for _, o in self.run_names(trial_id, values)]}
+            runs = [o["run_dir"] for _, o in self.run_names(trial_id, values)]
             if trial.status == TrialStatus.COMPLETED:
-                entry.update({name: trial.metrics.get_last_value(name) for name in ("dev_accuracy", "test_accuracy")})
-            elif trial.message:
-                entry["error"] = last_line(trial.message)
-            entries.append(entry)
+                entries.append(Trial(trial_id, trial.status, values, runs,
+                                     **{name: trial.metrics.get_last_value(name)
+                                        for name in ("dev_accuracy", "test_accuracy")}))
+            else:
+                entries.append(Trial(trial_id, trial.status, values, runs,
+                                     error=last_line(trial.message) if trial.message else None))
         return entries
 
 
@@ -369,7 +370,7 @@ def run_sweep(spec, directory, train=train_run):
         train: the training function (`zoo.training.train`).
 
     Returns:
-        `{"role", "trials": [{"trial", "status", "values", "runs", "dev_accuracy", "test_accuracy"|"error"}]}`.
+        the `zoo.comparison.records.SweepSummary`: this process's role and the sweep's `Trial`s.
 
     Raises:
         SpecError, UserError: a bad specification, or a directory that holds another sweep.
@@ -429,4 +430,4 @@ def search(tuner, part):
         raise SweepStopped(f"the sweep stopped: {last_line(text)}") from None
     finally:
         keras_tuner_config.DEBUG = debug
-    return {"role": part, "trials": tuner.summary()}
+    return SweepSummary(role=part, trials=tuple(tuner.summary()))

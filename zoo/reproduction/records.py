@@ -219,11 +219,11 @@ class ReproductionReport:
 @dataclasses.dataclass(frozen=True)
 class ReproductionResult:
     """What `zoo.reproduction.reproduce.reproduce` did: this process's `role` in the sweep ("chief", "worker"
-    or "alone"), the sweep's trials and folder, and, except on a worker, the `report` and the `paths` of its
-    files (`{"markdown", "json", "chart", "logs"}`)."""
+    or "alone"), the sweep's trials (`zoo.comparison.records.Trial`s) and folder, and, except on a worker, the
+    `report` and the `paths` of its files (`{"markdown", "json", "chart", "logs"}`)."""
 
     role: str
-    trials: list
+    trials: tuple
     sweep_dir: str
     report: Optional[ReproductionReport] = None
     paths: Optional[dict] = None

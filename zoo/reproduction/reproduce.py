@@ -59,11 +59,11 @@ def reproduce(paper, rows, spec, directory, train=train_run, resamples=statistic
     logger.info(f"{paper.key}: rows {', '.join(r.id for r in rows)}; {len(spec.units)} unit(s) x "
                 f"{len(spec.seeds)} seed(s); the sweep: {sweep_dir}")
     summary = run_sweep(spec, sweep_dir, train=train)
-    result = ReproductionResult(role=summary["role"], trials=summary["trials"], sweep_dir=sweep_dir)
+    result = ReproductionResult(role=summary.role, trials=summary.trials, sweep_dir=sweep_dir)
     if result.role == "worker":
         return result
-    failures = {os.path.normpath(run): trial.get("error", trial["status"].lower())
-                for trial in summary["trials"] if trial["status"] != "COMPLETED" for run in trial["runs"]}
+    failures = {os.path.normpath(run): trial.error or trial.status.lower()
+                for trial in summary.trials if not trial.completed for run in trial.runs}
     for row in rows:
         if row.members:
             combine(spec, row, directory, train, failures)
