@@ -34,10 +34,11 @@ def measure(batches, inter, hidden_size=300, design=None):
     import numpy as np
     import tensorflow as tf
 
-    from zoo.models.esim import ESIM
+    from zoo.registry import create_model
 
     keras.utils.set_random_seed(0)
-    model = ESIM(vocabulary_size=2000, embedding_dim=hidden_size, hidden_size=hidden_size)
+    model = create_model("esim", vocabulary_size=2000, embedding_dim=hidden_size, hidden_size=hidden_size,
+                         tunable_words="all", build=False)
     rng = np.random.default_rng(0)
 
     def batch(rows):

@@ -176,7 +176,7 @@ def test_two_workers_train_like_one_process_and_only_the_chief_writes_the_run(tm
     run = tmp_path / "run"
     chief, worker = start_cluster(start, run, *common)
     # the one-process run trains in the pytest process meanwhile (one TensorFlow start less; a run trains
-    # alike in this process and in a fresh one: tests/test_faults.py holds them to 1e-6)
+    # alike in this process and in a fresh one: tests/test_protocol.py holds them to 1e-6)
     train_script.main([*TINY, *common, "--strategy", "one_device", "--run-dir", str(tmp_path / "one")])
     for process in (chief, worker):
         assert process.completed(), process

@@ -111,48 +111,49 @@ def test_a_truncated_best_checkpoint_is_one_line_at_evaluate_and_export(finished
 def test_the_best_weights_are_the_best_epochs_backup_not_a_second_file(tmp_path):
     """An epoch that improves on dev is written once (its `epoch-N.weights.h5`, named as the best by every
     generation after it until another epoch improves); `best.weights.h5` is a copy of it; a state of earlier
-    versions, whose best weights were written apart (`best-K.weights.h5`), still resumes."""
+    versions, whose best weights were written apart (`best-K.weights.h5`), still resumes. With a Keras model,
+    through the callbacks that end an epoch."""
     from tests.support.models import make_model
     from zoo.fileio import checksums
+    from zoo.runs.directory import RunDirectory
+    from zoo.runs.stages import RunStage
     from zoo.runs.state import inconsistency
-    from zoo.training.callbacks import Backup, BestCheckpoint, EpochHistory
+    from zoo.training.callbacks import BestCheckpoint, EpochCommit, EpochHistory
+    from zoo.training.weights import ModelWeights
 
     model = make_model("bowman_lstm")
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
     model.optimizer.build(model.trainable_variables)                             # its moments are saved too
     backup_dir, best_path = tmp_path / "backup", tmp_path / "best.weights.h5"
-    history = EpochHistory(str(tmp_path / "history.json"))
-    best = BestCheckpoint(history)
-    backup = Backup(str(backup_dir), history=history, best=best, best_path=str(best_path))
-    for callback in (best, history, backup):
+    directory = RunDirectory(tmp_path)
+    best, history, commit = BestCheckpoint(directory), EpochHistory(directory), EpochCommit(directory)
+    for callback in (best, history, commit):
         callback.set_model(model)
     kept = {}
     for epoch, accuracy in enumerate([0.5, 0.4, 0.3, 0.6, 0.2]):
         for w in model.trainable_weights:
             w.assign(w + 1.0)
         logs = {"loss": 1.0, "val_accuracy": accuracy}
-        for callback in (best, history, backup):
+        for callback in (best, history, commit):
             callback.on_epoch_begin(epoch)
-        for callback in (best, history, backup):
+        for callback in (best, history, commit):
             callback.on_epoch_end(epoch, logs)
         kept[epoch + 1] = sorted(os.listdir(backup_dir))
-        record = backup.state.current
+        record = directory.state.current
         assert record["best"]["file"] == f"epoch-{1 if epoch < 3 else 4}.weights.h5"
         assert checksums.sha256_file(best_path) == record["sha256"][record["best"]["file"]]
     assert kept[1] == ["epoch-1.weights.h5", "state.json"]                      # no second file of the same weights
     assert kept[3] == ["epoch-1.weights.h5", "epoch-2.weights.h5", "epoch-3.weights.h5", "state.json"]
     assert kept[4] == ["epoch-1.weights.h5", "epoch-3.weights.h5", "epoch-4.weights.h5", "state.json"]  # kept: the
     assert kept[5] == ["epoch-4.weights.h5", "epoch-5.weights.h5", "state.json"]  # previous generation's best
-    earlier = dict(backup.state.current, best={"epoch": 4, "file": "best-4.weights.h5"})
+    earlier = dict(directory.state.current, best={"epoch": 4, "file": "best-4.weights.h5"})
     assert inconsistency(earlier) is None
     assert "do not fit" in inconsistency(dict(earlier, best={"epoch": 4, "file": "epoch-3.weights.h5"}))
     fresh = make_model("bowman_lstm", seed=1)
     fresh.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
-    replayed = EpochHistory(str(tmp_path / "history.json"))
-    resumed = Backup(str(backup_dir), history=replayed, best=BestCheckpoint(replayed), best_path=str(best_path))
-    resumed.set_model(fresh)
-    assert resumed.restore() == 5
-    assert resumed.best.latest == {"epoch": 4, "file": "epoch-4.weights.h5"}
+    resumed = RunDirectory(tmp_path)
+    assert resumed.begin(RunStage.RESUME, 10, ModelWeights(fresh)) == 5
+    assert resumed.best == {"epoch": 4, "file": "epoch-4.weights.h5"}
     for a, b in zip(fresh.weights, model.weights):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
@@ -161,31 +162,35 @@ def test_the_backup_falls_back_to_the_last_readable_state(tmp_path, capsys):
     import keras
 
     from tests.support.models import make_model
-    from zoo.training.callbacks import Backup
+    from zoo.runs.directory import RunDirectory
+    from zoo.runs.stages import RunStage
+    from zoo.training.callbacks import EpochCommit, EpochHistory
+    from zoo.training.weights import ModelWeights
 
     model = make_model("bowman_lstm")
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
     model.optimizer.build(model.trainable_variables)                             # its moments are saved too
-    backup = Backup(str(tmp_path / "backup"))
-    backup.set_model(model)
+    directory = RunDirectory(tmp_path)
+    history, commit = EpochHistory(directory), EpochCommit(directory)
+    commit.set_model(model)
     saved = {}
     for epoch in range(3):
         for w in model.trainable_weights:
             w.assign(w + 1.0)
         saved[epoch + 1] = [np.asarray(w) for w in model.weights]
-        backup.on_epoch_end(epoch)
+        history.on_epoch_end(epoch, {"loss": 1.0})
+        commit.on_epoch_end(epoch)
     assert sorted(os.listdir(tmp_path / "backup")) == ["epoch-2.weights.h5", "epoch-3.weights.h5", "state.json"]
     (tmp_path / "backup" / "epoch-3.weights.h5").write_bytes(b"\0" * 100)  # truncated by a dying disk
     fresh = make_model("bowman_lstm", seed=1)
     fresh.compile(optimizer=keras.optimizers.Adam(), loss="sparse_categorical_crossentropy")
-    backup.set_model(fresh)
-    assert backup.restore() == 2
+    assert RunDirectory(tmp_path).begin(RunStage.RESUME, 10, ModelWeights(fresh)) == 2
     for a, b in zip(fresh.weights, saved[2]):
         np.testing.assert_array_equal(np.asarray(a), b)
     assert "epoch-3.weights.h5 is not the file the state committed" in capsys.readouterr().out
     (tmp_path / "backup" / "epoch-2.weights.h5").write_bytes(b"")
     with pytest.raises(Exception, match="no backup of this run can be read"):
-        backup.restore()
+        RunDirectory(tmp_path).begin(RunStage.RESUME, 10, ModelWeights(fresh))
 
 
 @pytest.mark.large
@@ -193,7 +198,7 @@ def test_a_truncated_best_checkpoint_at_the_end_of_training_evaluates_the_backup
     run_dir = tmp_path / "run"
     args = one_epoch(run_dir)
     # Killed after the last epoch's state was saved (its last write step), before the final evaluation (in
-    # this process, as tests/test_faults.py kills; a real kill -9 there and in tests/test_train.py) ...
+    # this process, as tests/test_protocol.py kills; a real kill -9 there and in tests/test_train.py) ...
     stop_at(monkeypatch, "publish@1", args)
     assert (run_dir / "backup").is_dir() and not (run_dir / "results.json").exists()
     (run_dir / layout.BEST_WEIGHTS_FILE).write_bytes(b"")  # ... with its best checkpoint truncated

@@ -273,10 +273,19 @@ def test_what_a_rerun_does_is_a_run_stage(finished_run_dir, tmp_path):
     assert layout.prepare_run_dir(str(tmp_path / "elsewhere"), record.identity(), epochs) is RunStage.NEW
 
 
-def test_a_model_class_defaults_are_the_preset_of_one_of_its_names():
-    """Architecture sizes have one source: a class's `__init__` defaults are the preset of its base name (each
-    default a setting of its presets equals that preset's value), and `embedding_dim`'s is the papers'."""
+# The model constructors' arguments that are not architecture: how the word vectors are sized, loaded and
+# trained, and the classes. They keep their defaults; every other setting is the presets' alone.
+NOT_ARCHITECTURE = {"embedding_dim", "tunable_words", "num_tunable", "num_classes"}
+
+
+def test_a_model_class_takes_its_sizes_from_the_presets_only():
+    """Architecture settings have one source, the registered preset (as KerasHub's backbones take theirs):
+    every setting a preset of a class holds is a constructor argument without a default, no constructor on
+    the class's way to `keras.Model` gives a default to anything but `NOT_ARCHITECTURE` (`embedding_dim`'s
+    the papers'), and building a class without one of its preset's settings is a one-line error naming it."""
     import inspect
+
+    import keras
 
     from zoo.constants import EMBEDDING_DIM
 
@@ -284,12 +293,21 @@ def test_a_model_class_defaults_are_the_preset_of_one_of_its_names():
     for name in zoo.list_models():
         names_of.setdefault(registry.get_spec(name).model_class, []).append(name)
     for cls, names in names_of.items():
-        presets = {name: get_preset(name).model for name in names}
-        parameters = inspect.signature(cls.__init__).parameters
-        defaults = {k: p.default for k, p in parameters.items() if p.default is not inspect.Parameter.empty
-                    and any(k in preset for preset in presets.values())}
-        disagree = {name: {k: (v, preset[k]) for k, v in defaults.items() if k in preset and preset[k] != v}
-                    for name, preset in presets.items()}
-        assert any(not d for d in disagree.values()), f"{cls.__name__}: (default, preset) {disagree}"
-        if "embedding_dim" in parameters:
-            assert parameters["embedding_dim"].default == EMBEDDING_DIM, cls.__name__
+        parameters, defaults = {}, {}
+        for klass in cls.__mro__[:cls.__mro__.index(keras.Model)]:
+            if "__init__" in vars(klass):
+                for p in inspect.signature(klass.__init__).parameters.values():
+                    if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+                        parameters.setdefault(p.name, p)
+                        if p.default is not p.empty:
+                            defaults[f"{klass.__name__}.{p.name}"] = p.default
+        assert {key.split(".")[1] for key in defaults} <= NOT_ARCHITECTURE, f"{cls.__name__}: defaults {defaults}"
+        assert defaults["NLIModel.embedding_dim"] == EMBEDDING_DIM
+        for name in names:
+            preset = get_preset(name).model
+            assert set(preset) <= set(parameters), (name, sorted(set(preset) - set(parameters)))
+            assert all(parameters[key].default is inspect.Parameter.empty for key in preset), name
+            for key in preset:
+                with pytest.raises(TypeError, match=f"^{cls.__init__.__qualname__}\\(\\) missing 1 required "
+                                                    f"keyword-only argument: '{key}'$"):
+                    cls(vocabulary_size=4, **{k: v for k, v in preset.items() if k != key})

@@ -425,7 +425,7 @@ def test_mirrored_on_two_cpus_matches_one_device(tmp_path):
               "--attention-examples", "0", "--log-every", "0", *ONE_SHAPE]
     # Two logical CPUs must be set before TensorFlow starts: the mirrored run is a process of its own; the
     # one-device run trains in this process meanwhile (a run trains alike in this process and in a fresh one:
-    # tests/test_faults.py holds them to 1e-6)
+    # tests/test_protocol.py's real kill -9 holds them to 1e-6)
     process = subprocess.Popen([sys.executable, "train.py", *tiny_args(tmp_path / "mirrored", *common),
                                 "--strategy", "mirrored", "--cpu-devices", "2"], cwd=ROOT, env=subprocess_env(),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

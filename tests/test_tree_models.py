@@ -1,4 +1,5 @@
-"""What the shared harness cannot see: tree models fed parse trees, Paria's published attention, HIM's average."""
+"""What the shared harness cannot see: tree models fed parse trees, Paria's published attention, HIM's members and
+average."""
 
 import numpy as np
 import pytest
@@ -81,6 +82,22 @@ def test_paria_published_attention_is_finite_and_normalised():
     empty = tc.random_pairs(batch=2)
     empty["premise"][0] = 0
     assert np.all(np.isfinite(np.asarray(model.explain(empty)["logits"])))
+
+
+def test_him_members_are_their_presets_with_the_ensembles_settings():
+    """HIM's members take their sizes from their own presets (`esim`, `syntactic_tree_lstm`), the ensemble's
+    settings over them: ESIM's tanh layers are the `esim` preset's, which HIM's preset does not hold."""
+    him = tc.make_unbuilt_model("him", hidden_size=6, dropout=0.25, trees="complete", max_depth=4)
+    shared = {"hidden_size": 6, "dropout": 0.25}
+    for member, name, settings in ((him.esim, "esim", shared),
+                                   (him.tree, "syntactic_tree_lstm",
+                                    {**shared, "trees": "complete", "max_depth": 4, "complete_trees": "padded"})):
+        preset = zoo.get_preset(name).model
+        config = member.get_config()
+        assert {key: config[key] for key in preset} == {**preset, **settings}, name
+        assert config["vocabulary_size"] == tc.VOCAB and config["embedding_dim"] == him.embedding_dim, name
+    esim_layers = zoo.get_preset("esim").model["mlp_layers"]
+    assert "mlp_layers" not in zoo.get_preset("him").model and len(him.esim.mlp) == esim_layers
 
 
 @pytest.mark.large

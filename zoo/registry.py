@@ -72,7 +72,8 @@ def register_model(name, *, model=None, train=None, data=None, paper="", paper_p
 
     Args:
         name: registry name, e.g. `"rocktaschel_wbw"`.
-        model: constructor keyword arguments of the preset.
+        model: constructor keyword arguments of the preset: every architecture setting of the class, which
+            gives them no default (`create_model` passes them).
         train: training settings overriding `DEFAULT_TRAIN`.
         data: data settings overriding `DEFAULT_DATA`.
         paper: where the preset comes from (paper, table, section).
@@ -149,6 +150,10 @@ def get_preset(name):
 def create_model(name, vocabulary_size, embedding_dim=EMBEDDING_DIM, tunable_words=None, num_tunable=0,
                  build=True, **overrides):
     """Builds the registered model `name` with its paper preset and `overrides` of model settings.
+
+    The preset is the one place a model's architecture settings are given: the classes take them as required
+    keyword arguments, without defaults (a class built directly takes them all, as
+    `ESIM(vocabulary_size=..., **get_preset("esim").model)`).
 
     Args:
         name: a name from `list_models()`.

@@ -295,7 +295,8 @@ def sublayers(layer):
 
 def constructor_arguments(cls, keras_base):
     """`{name: default}` of the named arguments of `cls.__init__` and of its bases' below `keras_base` (Keras'
-    `Layer` or `Model`, whose own arguments its `get_config` handles); a subclass may fix some of its bases'."""
+    `Layer` or `Model`, whose own arguments its `get_config` handles), `inspect.Parameter.empty` for a required
+    one (every architecture setting of a model); a subclass may fix some of its bases'."""
     import inspect
 
     arguments = {}

@@ -21,6 +21,7 @@ from zoo.data.tokenizer import Tokenizer
 from zoo.data.vocab import Vocabulary
 from zoo.fileio import faults as fileio_faults
 from zoo.runs import faults, layout
+from zoo.runs.directory import RunDirectory
 from zoo.runs.record import save_record
 from zoo.runs.results import RunResults
 from zoo.training.config import RunConfig
@@ -79,10 +80,10 @@ def write_record(run_dir, model_name, seed=0, **options):
 
 
 def write_results(run_dir, results):
-    """Writes a run's results.json as training does (`zoo.runs.layout.write_results`: sealed by the run's
+    """Writes a run's results.json as training does (`RunDirectory.write_results`: sealed by the run's
     manifest), for tests whose runs are finished without training (`results`: the file's content, checked as
     `RunResults.from_json` reads it)."""
-    layout.write_results(str(run_dir), RunResults.from_json(results))
+    RunDirectory(run_dir).write_results(RunResults.from_json(results))
 
 
 def finished_run(run_dir, model_name, dev=0.4375, test=0.40625, **options):
@@ -142,7 +143,19 @@ def hparams_table(logdir):
     return experiment, list(list_session_groups.Handler(ctx, backend, "", request).run().session_groups)
 
 
-# Kills between write steps (tests/test_faults.py) -----------------------------------------------------
+# Kills between write steps (tests/test_protocol.py, tests/test_reliability_runs.py) ------------------
+# The fault tests' run: a hidden size of 4, 32 training pairs of the shipped sample, 3 epochs, sentences cut to
+# the length grid's first cell, nothing drawn or logged per batch.
+FAULT_ARGS = ["--model", "bowman_lstm", "--dataset", "snli_sample", "--embeddings", "none", "--embedding-dim", "4",
+              "--max-train-examples", "32", "--max-eval-examples", "16", "--set", "hidden_size=4", "--batch-size",
+              "16", "--epochs", "3", "--attention-examples", "0", "--images-every", "0", "--log-every", "0",
+              "--keras-verbose", "0", "--set", "max_premise_length=14", "--set", "max_hypothesis_length=10"]
+
+
+def fault_args(run_dir, *extra):
+    """train.py's command line of the fault tests' run in `run_dir` (`FAULT_ARGS`), then `extra`."""
+    return [*FAULT_ARGS, "--run-dir", str(run_dir), *extra]
+
 class Killed(BaseException):
     """The in-process kill: a BaseException, so that no `except Exception` of the code under test runs."""
 

@@ -55,9 +55,10 @@ PREFIXES = {
 }
 COMMANDS_LOGGER = "zoo.commands"
 # The modules whose messages still carry their `[train]` prefix in their text (the run directory's protocol and
-# the trainer, being restructured on their own branch); tests/test_architecture.py keeps every other logger call
-# free of a written prefix.
-LEGACY_PREFIXED = ("zoo.runs.layout", "zoo.runs.state", "zoo.training.trainer", "zoo.training.callbacks")
+# the trainer, restructured on their own branch: strip the prefix there and name them in PREFIXES as "train");
+# tests/test_architecture.py keeps every other logger call free of a written prefix.
+LEGACY_PREFIXED = ("zoo.runs.directory", "zoo.runs.layout", "zoo.runs.restore", "zoo.runs.state",
+                   "zoo.training.trainer", "zoo.training.callbacks")
 
 
 def _under(name, parent):

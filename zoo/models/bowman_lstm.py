@@ -24,10 +24,10 @@ class BowmanLSTM(NLIModel):
     Word vectors are projected linearly to the LSTM size first, as in the Rocktäschel models.
 
     Args:
-        hidden_size: LSTM size (100).
-        mlp_size: width of the tanh layers (200).
-        mlp_layers: number of tanh layers (3).
-        dropout: rate on the projected word vectors and on the sentence-pair vector.
+        hidden_size: LSTM size (preset: 100).
+        mlp_size: width of the tanh layers (preset: 200).
+        mlp_layers: number of tanh layers (preset: 3).
+        dropout: rate on the projected word vectors and on the sentence-pair vector (preset: 0.1).
         **kwargs: `NLIModel` arguments.
 
     References:
@@ -35,7 +35,7 @@ class BowmanLSTM(NLIModel):
         inference. EMNLP 2015.
     """
 
-    def __init__(self, hidden_size=100, mlp_size=200, mlp_layers=3, dropout=0.1, **kwargs):
+    def __init__(self, *, hidden_size, mlp_size, mlp_layers, dropout, **kwargs):
         super().__init__(**kwargs)
         self.hidden_size = hidden_size
         self.mlp_size = mlp_size

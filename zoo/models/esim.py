@@ -52,9 +52,9 @@ class ESIM(NLIModel):
     the score (`scores`) or the enhanced vectors (`enhanced`).
 
     Args:
-        hidden_size: size of both BiLSTMs (per direction), of F and of the tanh layers (300).
-        mlp_layers: number of tanh layers before the softmax layer (1).
-        dropout: rate of every dropout layer (0.5).
+        hidden_size: size of both BiLSTMs (per direction), of F and of the tanh layers (preset: 300).
+        mlp_layers: number of tanh layers before the softmax layer (preset: 1).
+        dropout: rate of every dropout layer (preset: 0.5).
         **kwargs: `NLIModel` arguments.
 
     `explain()` returns `attention` `[B, Lh, Lp]` (each hypothesis word over the premise, Eq. 13) and
@@ -65,7 +65,7 @@ class ESIM(NLIModel):
         Natural Language Inference. ACL 2017.
     """
 
-    def __init__(self, hidden_size=300, mlp_layers=1, dropout=0.5, **kwargs):
+    def __init__(self, *, hidden_size, mlp_layers, dropout, **kwargs):
         super().__init__(**kwargs)
         self.hidden_size = hidden_size
         self.mlp_layers = mlp_layers

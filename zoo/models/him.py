@@ -5,10 +5,18 @@ from keras import ops
 from zoo.models.base import NLIModel
 from zoo.models.esim import ESIM, ESIM_DATA, ESIM_TRAIN
 from zoo.models.syntactic_tree_lstm import SYNTACTIC_MAX_DEPTH, SyntacticTreeLSTM
-from zoo.registry import register_model
+from zoo.registry import get_preset, register_model
 
 _TINY = 1e-12
 _MEMBER_ARGS = ("vocabulary_size", "embedding_dim", "tunable_words", "num_tunable", "num_classes")
+# Each member's registered name: its sizes are that preset's, with the ensemble's own settings over them.
+_MEMBER_PRESETS = {"esim": "esim", "tree": "syntactic_tree_lstm"}
+
+
+def member_settings(member, **settings):
+    """The constructor settings of HIM's `member` (`"esim"` or `"tree"`): its registered preset's model
+    section with `settings` (the ensemble's) over it."""
+    return {**get_preset(_MEMBER_PRESETS[member]).model, **settings}
 
 
 class MemberEmbeddings:
@@ -69,9 +77,12 @@ class HIM(NLIModel):
 
     For the paper's procedure train the members separately and combine them with `--members`.
 
+    Each member is built from its own paper preset (`esim`, `syntactic_tree_lstm`) with the ensemble's
+    settings over it: ESIM's tanh layers (`mlp_layers`) are the `esim` preset's.
+
     Args:
-        hidden_size: H of both members (300).
-        dropout: both members' dropout rate (0.5).
+        hidden_size: H of both members (preset: 300).
+        dropout: both members' dropout rate (preset: 0.5).
         trees: the tree member's trees: `"syntactic"` (Table 1 row 17; parses from the inputs'
             `premise_tree` / `hypothesis_tree`, complete trees when absent) or `"complete"` (Table 2 row 18).
         max_depth: the tree member's `max_depth`.
@@ -87,8 +98,7 @@ class HIM(NLIModel):
     member_names = ("esim", "tree")  # explain() returns f"{name}_probabilities" for each
     embeds_words = False  # each member looks up its own word vectors
 
-    def __init__(self, hidden_size=300, dropout=0.5, trees="syntactic", max_depth=SYNTACTIC_MAX_DEPTH,
-                 complete_trees="padded", **kwargs):
+    def __init__(self, *, hidden_size, dropout, trees, max_depth, complete_trees, **kwargs):
         super().__init__(**kwargs)
         members = {k: kwargs[k] for k in _MEMBER_ARGS if k in kwargs}
         self.hidden_size = hidden_size
@@ -96,9 +106,10 @@ class HIM(NLIModel):
         self.trees = trees
         self.max_depth = max_depth
         self.complete_trees = complete_trees
-        self.esim = ESIM(hidden_size=hidden_size, dropout=dropout, name="esim", **members)
-        self.tree = SyntacticTreeLSTM(hidden_size=hidden_size, dropout=dropout, trees=trees, max_depth=max_depth,
-                                      complete_trees=complete_trees, name="tree", **members)
+        shared = {"hidden_size": hidden_size, "dropout": dropout}
+        self.esim = ESIM(**member_settings("esim", **shared), name="esim", **members)
+        self.tree = SyntacticTreeLSTM(**member_settings("tree", **shared, trees=trees, max_depth=max_depth,
+                                                        complete_trees=complete_trees), name="tree", **members)
 
     @classmethod
     def from_members(cls, esim, tree):

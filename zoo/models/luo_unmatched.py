@@ -61,8 +61,7 @@ class LuoUnmatched(ESIM):
         Stanford CS224n report.
     """
 
-    def __init__(self, hidden_size=300, mlp_layers=3, dropout=0.5, bilinear=True, unmatched="none",
-                 **kwargs):
+    def __init__(self, *, hidden_size, mlp_layers, dropout, bilinear, unmatched, **kwargs):
         super().__init__(hidden_size=hidden_size, mlp_layers=mlp_layers, dropout=dropout, **kwargs)
         if unmatched not in ("none", "append", "heuristics"):
             raise ValueError(f"unmatched must be 'none', 'append' or 'heuristics', got {unmatched!r}")

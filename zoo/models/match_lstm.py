@@ -81,7 +81,7 @@ class MatchLSTM(NLIModel):
 
     attention_null_column = True  # `attention` column 0 is the NULL premise position
 
-    def __init__(self, hidden_size=150, encoder="lstm", shared=True, dropout=0.0, **kwargs):
+    def __init__(self, *, hidden_size, encoder, shared, dropout, **kwargs):
         super().__init__(**kwargs)
         if encoder not in ("lstm", "bilstm", "none"):
             raise ValueError(f"encoder must be 'lstm', 'bilstm' or 'none', got {encoder!r}")

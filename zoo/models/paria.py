@@ -130,10 +130,10 @@ class Paria(NLIModel):
         hidden_size: the bi-LSTM's units per direction or the btree-LSTM's size (Table I: 300); the word
             layer and the elements of S_e have 2 × hidden_size (bi-LSTM) or hidden_size (btree) units.
         encoder: `"bilstm"` or `"btree"`.
-        num_operators: k (11).
-        operator_size: units of each operator layer and of the aggregation LSTM (100).
+        num_operators: k (preset: 11).
+        operator_size: units of each operator layer and of the aggregation LSTM (preset: 100).
         attention: `"softmax"` or `"normalized"` (Eq. 3 as published).
-        max_depth: btree levels computed when the padded length is not static (6: 64 tokens).
+        max_depth: btree levels computed when the padded length is not static (preset: 6, 64 tokens).
         **kwargs: `NLIModel` arguments.
 
     `explain()` returns `attention` `[B, Mh, Mp]` over the elements of S_e (row: a hypothesis element's
@@ -143,8 +143,7 @@ class Paria(NLIModel):
     `[B, Mh, k]` are the operator gates of each hypothesis element.
     """
 
-    def __init__(self, hidden_size=300, encoder="bilstm", num_operators=11, operator_size=100,
-                 attention="softmax", max_depth=6, **kwargs):
+    def __init__(self, *, hidden_size, encoder, num_operators, operator_size, attention, max_depth, **kwargs):
         super().__init__(**kwargs)
         if encoder not in ENCODERS:
             raise ValueError(f"encoder must be one of {ENCODERS}, got {encoder!r}")

@@ -41,7 +41,7 @@ class RocktaschelAttention(RocktaschelConditional):
     `attention_reverse` `[B, 1, Lh]`.
     """
 
-    def __init__(self, hidden_size=100, dropout=0.1, two_way=False, classifier_activation="tanh", **kwargs):
+    def __init__(self, *, hidden_size, dropout, two_way, classifier_activation, **kwargs):
         super().__init__(hidden_size=hidden_size, shared=False, dropout=dropout,
                          classifier_activation=classifier_activation, **kwargs)
         self.two_way = two_way

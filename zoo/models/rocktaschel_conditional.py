@@ -75,7 +75,7 @@ class RocktaschelConditional(NLIModel):
         Attention. ICLR 2016.
     """
 
-    def __init__(self, hidden_size=116, shared=False, dropout=0.1, classifier_activation="tanh", **kwargs):
+    def __init__(self, *, hidden_size, shared, dropout, classifier_activation, **kwargs):
         super().__init__(**kwargs)
         if classifier_activation not in CLASSIFIER_ACTIVATIONS:
             raise ValueError(f"classifier_activation must be one of {CLASSIFIER_ACTIVATIONS}, "

@@ -97,8 +97,8 @@ class SyntacticTreeLSTM(NLIModel):
     or the model falls back.
 
     Args:
-        hidden_size: H, the size of both tree-LSTMs, F and the tanh layer (300).
-        dropout: rate of every dropout layer (0.5).
+        hidden_size: H, the size of both tree-LSTMs, F and the tanh layer (preset: 300).
+        dropout: rate of every dropout layer (preset: 0.5).
         trees: `"syntactic"` (use given parse trees, complete trees when absent) or `"complete"` (always).
         max_depth: levels the tree-LSTMs compute over given trees (and over complete trees when the
             padded length is not static); deeper nodes would stay zero.
@@ -115,8 +115,7 @@ class SyntacticTreeLSTM(NLIModel):
     boolean real-node masks `premise_mask` `[B, Np]` and `hypothesis_mask` `[B, Nh]` (N = 2L - 1).
     """
 
-    def __init__(self, hidden_size=300, dropout=0.5, trees="syntactic", max_depth=SYNTACTIC_MAX_DEPTH,
-                 complete_trees="padded", **kwargs):
+    def __init__(self, *, hidden_size, dropout, trees, max_depth, complete_trees, **kwargs):
         super().__init__(**kwargs)
         if trees not in TREES:
             raise ValueError(f"trees must be one of {TREES}, got {trees!r}")

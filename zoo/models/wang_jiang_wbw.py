@@ -29,7 +29,7 @@ class WangJiangWordByWord(NLIModel):
     `W^t h^t_k` are computed once, outside the loop.
 
     Args:
-        hidden_size: d (150 in Table 1).
+        hidden_size: d (preset: 150, Table 1).
         shared: one LSTM for premise and hypothesis (see `MatchLSTM`; Table 1's counts suggest it).
         dropout: rate on the word vectors and on h* (the paper uses none).
         **kwargs: `NLIModel` arguments.
@@ -39,7 +39,7 @@ class WangJiangWordByWord(NLIModel):
 
     attention_null_column = True  # `attention` column 0 is the NULL premise position
 
-    def __init__(self, hidden_size=150, shared=True, dropout=0.0, **kwargs):
+    def __init__(self, *, hidden_size, shared, dropout, **kwargs):
         super().__init__(**kwargs)
         self.hidden_size = hidden_size
         self.shared = shared

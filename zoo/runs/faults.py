@@ -1,6 +1,6 @@
 """Training's write steps for the one kill hook (`zoo.fileio.faults`): a kill -9 at a named write step, for the
 tests and the fault sweep that check a kill at any instant of a run's writes leaves something a rerun resumes
-exactly (tests/test_faults.py, scripts/fault_sweep.py).
+exactly (tests/test_protocol.py, scripts/fault_sweep.py).
 
 Every write of a run calls `fault_point(step, epoch)` right after it. When the environment variable
 `NLI_ZOO_FAULT_AT` names that step, as `STEP` (its first occurrence) or `STEP@EPOCH` (its occurrence at the

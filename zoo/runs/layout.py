@@ -15,8 +15,10 @@ RUN/
   evaluations/      # evaluate.py reports
   logs/             # TensorBoard
 ```
-This module reads and writes those files; `config.json` (the typed `RunRecord`) is read and written by
-`zoo.runs.record`, `results.json` (the typed `RunResults`) by `zoo.runs.results`.
+This module decides what a rerun does with those files (`prepare_run_dir`), and holds their names, their
+conflicts and remedies; a training run's writes, in their order, are `zoo.runs.directory.RunDirectory`'s.
+`config.json` (the typed `RunRecord`) is read and written by `zoo.runs.record`, `results.json` (the typed
+`RunResults`) by `zoo.runs.results`.
 """
 
 import dataclasses
@@ -26,7 +28,6 @@ import shutil
 
 from zoo import fileio
 from zoo.errors import TrainError
-from zoo.runs.faults import fault_point
 from zoo.runs.manifest import (
     BACKUP_DIR,
     BEST_WEIGHTS_FILE,
@@ -35,19 +36,14 @@ from zoo.runs.manifest import (
     MANIFEST_FILE,
     VOCAB_FILE,
     check_run,
-    recorded,
-    seal,
 )
 from zoo.runs.record import CONFIG_FILE, CONFIG_REMEDY, load_record, save_record
-from zoo.runs.results import RESULTS_FILE, RESULTS_REMEDY, read_results, save_results
+from zoo.runs.results import RESULTS_FILE, RESULTS_REMEDY, read_results
 from zoo.runs.stages import RunStage
 from zoo.runs.state import (
     RunState,
     RunStateError,
-    generation,
     is_complete,
-    remove_backup,
-    weights_name,
     weights_readable,
 )
 
@@ -165,7 +161,7 @@ def prepare_run_dir(run_dir, identity, epochs, overwrite=False):
 
     A run whose settings differ but that never committed an epoch (stopped in its first seconds, or by an
     error before its first epoch ended) holds nothing to lose: it is started again with the new settings,
-    with a notice. A finished run being trained further (`start_extension`) that is rerun with fewer epochs
+    with a notice. A finished run being trained further (`RunDirectory.extend`) that is rerun with fewer epochs
     than it is being trained to is refused in one line, unless no epoch of the extension was trained yet
     (then the finished run is put back as it was).
 
@@ -277,7 +273,7 @@ def extension_state(run_dir, state, epochs, record):
 
 
 def check_finished_run(run_dir, record):
-    """Checks a finished run's files against its manifest but `history.json`, which `finished_run` writes
+    """Checks a finished run's files against its manifest but `history.json`, which `check_finished` writes
     again from `results.json` where it is not the finished history.
 
     Raises:
@@ -286,10 +282,15 @@ def check_finished_run(run_dir, record):
     check_run(run_dir, [name for name in COVERED if name != HISTORY_FILE], expected=record.manifest)
 
 
-def finished_run(run_dir, record=None):
-    """The results of a finished run, once it is checked to be whole; what a kill after its results left
-    (the backup, earlier results) is removed and a missing, damaged or other `history.json` is written
-    again from the results.
+def check_finished(run_dir, record=None):
+    """Checks that a finished run is whole, before `zoo.runs.directory.RunDirectory.finished` seals and tidies
+    it: its files against its manifest (unless a kill after its results left the backup or earlier results),
+    its best weights readable, and `history.json` written again from the results where it is missing, damaged
+    or another.
+
+    Returns:
+        `(results, stopped, reseal)`: its `RunResults`; whether a stop after its results left the backup or
+        earlier results; whether its manifest must be written again.
 
     Raises:
         TrainError: its best weights cannot be read (a finished run keeps no other copy of them).
@@ -317,109 +318,7 @@ def finished_run(run_dir, record=None):
         listed = stopped or check_run(run_dir, [HISTORY_FILE], expected=record is not None and record.manifest)
     except fileio.ManifestError:
         listed = False
-    if stopped or not whole or listed is False:
-        seal(run_dir)
-        fault_point("sealed")
-    if stopped:
-        finish(run_dir)
-        logger.info(f"[train] removed what a stop after writing {RESULTS_FILE} left (backup/, {PREVIOUS_RESULTS_FILE})")
-    return results
-
-
-def start_extension(run_dir, epochs):
-    """Makes a finished run one that resumes from its best weights with a new optimizer: the first generation
-    of its state is the finished run (its best weights, its history), the state records the extension's
-    target (`epochs`), and its results are kept as `results.previous.json` until the longer run writes new
-    ones (a kill in between resumes the extension, or, before its first epoch, puts the run back).
-
-    Kill hooks: `extend:best`, `state@N`, `prune@N` (N: the finished run's epochs), `extend:history`,
-    `extend:results`, `manifest@N`.
-
-    Raises:
-        TrainError: its best weights are missing (nothing to train further from).
-        zoo.fileio.ManifestError: a file that is not the finished run's (one line, the remedy).
-    """
-    results = read_results(run_dir)
-    best_path = os.path.join(run_dir, BEST_WEIGHTS_FILE)
-    # what it trains further from, as the finished run wrote it (history.json is written again below)
-    check_run(run_dir, [CONFIG_FILE, BEST_WEIGHTS_FILE, RESULTS_FILE], expected=load_record(run_dir).manifest)
-    if results.best_epoch is None or not weights_readable(best_path):
-        raise TrainError(f"{run_dir} cannot be trained further: its best weights ({best_path}) cannot be read; "
-                         "train the run again with --overwrite and the new --epochs")
-    history = results.history
-    backup = os.path.join(run_dir, BACKUP_DIR)
-    shutil.rmtree(backup, ignore_errors=True)  # a stale one, left by a stop after results.json
-    state = RunState(backup)
-    state.extension = {"from_epoch": len(history), "epochs": int(epochs)}
-    best = state.save_best_copy(best_path, results.best_epoch)
-    fault_point("extend:best")
-    state.commit(generation(len(history), best["file"], history, best, optimizer=False, start="extension"))
-    write_json(os.path.join(run_dir, HISTORY_FILE), {"epochs": history, "finished": False})
-    fault_point("extend:history")
-    os.replace(os.path.join(run_dir, RESULTS_FILE), os.path.join(run_dir, PREVIOUS_RESULTS_FILE))
-    fault_point("extend:results")
-    seal(run_dir)
-    fault_point("manifest", len(history))
-
-
-def write_results(run_dir, results):
-    """Writes `results.json` (a `RunResults`) and the manifest that seals it, then deletes what it supersedes
-    (`finish`)."""
-    save_results(run_dir, results)
-    fault_point("results")
-    seal(run_dir)
-    fault_point("sealed")
-    finish(run_dir)
-
-
-def finish(run_dir):
-    """Deletes the run's backup and earlier results once `results.json` is written (never before: until
-    then the backup is what a rerun evaluates)."""
-    remove_backup(os.path.join(run_dir, BACKUP_DIR), os.path.join(run_dir, PREVIOUS_RESULTS_FILE))
-
-
-def restore_vocabulary(run_dir, vocab, record):
-    """Writes a finished run's `vocab.txt` again from the vocabulary rebuilt from its data, once checked to be
-    the one the run was trained with (its SHA-256 in `manifest.json`).
-
-    Raises:
-        zoo.fileio.ManifestError: no manifest to check it against, or a vocabulary that differs (the data or
-            the word vectors changed since the run was trained).
-    """
-    path = os.path.join(run_dir, VOCAB_FILE)
-    expected = (recorded(run_dir, expected=record.manifest) or {}).get(VOCAB_FILE)
-    if expected is None:
-        raise fileio.ManifestError(f"{path} is missing and {MANIFEST_FILE} records no checksum to rebuild it against: "
-                                   "train the run again with --overwrite", path, VOCAB_FILE)
-    tmp = fileio.temporary_name(path)
-    vocab.save(tmp)
-    if fileio.sha256_file(tmp) != expected:
-        os.remove(tmp)
-        raise fileio.ManifestError(f"{path} is missing, and the vocabulary rebuilt from the data is not the one "
-                                   f"the run was trained with (its SHA-256 differs from {MANIFEST_FILE}'s): the data "
-                                   "or the word vectors changed since; put the run's vocab.txt back, or train the run "
-                                   "again with --overwrite", path, VOCAB_FILE)
-    os.replace(tmp, path)
-    logger.info(f"[train] {path} rebuilt from the data (its SHA-256 is the one {MANIFEST_FILE} records)")
-
-
-def commit_start(run_dir, model, source):
-    """Commits the weights a run starts from (copied from the run `source`, `--init-from`) as epoch 0 of its
-    state, before any epoch is trained: a rerun resumes from them whatever happens to `source`.
-
-    Kill hooks: `weights@0`, `state@0`, `prune@0`.
-    """
-    state = RunState(os.path.join(run_dir, BACKUP_DIR))
-    os.makedirs(state.backup_dir, exist_ok=True)
-    save_weights(model, state.path(weights_name(0)))
-    fault_point("weights", 0)
-    state.commit(generation(0, weights_name(0), [], None, optimizer=False, start="init_from"))
-    logger.info(f"[train] the weights of {source} are epoch 0 of {state.backup_dir}: a rerun starts from them")
-
-
-def current_generation(run_dir):
-    """The newest trusted generation of the run's state, or None (no state, or none committed)."""
-    return RunState(os.path.join(run_dir, BACKUP_DIR)).load().current
+    return results, stopped, not whole or listed is False
 
 
 def holder(run_dir):

@@ -141,7 +141,8 @@ def read_results(run_dir):
 
 
 def save_results(run_dir, results):
-    """Writes `results` as the run's `results.json`, atomically (`zoo.runs.layout.write_results` seals it)."""
+    """Writes `results` as the run's `results.json`, atomically (`RunDirectory.write_results`, zoo.runs.directory,
+    seals it)."""
     fileio.write_json(os.path.join(run_dir, RESULTS_FILE), results.to_json())
 
 

@@ -39,7 +39,8 @@ The previous generation is kept so that a newest one that cannot be read (a disk
 falls back one epoch, exactly, instead of failing on every rerun. `backup/` is deleted once `results.json`
 is written.
 
-This module imports nothing of the zoo above `zoo.fileio` and `zoo.errors` (it is below `zoo.runs.layout`).
+This module imports nothing of the zoo above `zoo.fileio` and `zoo.errors` (it is below `zoo.runs.layout`), and
+writes no kill hook: `zoo.runs.directory.RunDirectory` commits the state and names each write.
 """
 
 import contextlib
@@ -51,7 +52,6 @@ import h5py
 
 from zoo import fileio
 from zoo.errors import TrainError
-from zoo.runs.faults import fault_point
 
 logger = logging.getLogger(__name__)
 
@@ -220,8 +220,8 @@ class RunState:
                 raise RunStateError(f"{path} is not the file the state committed (its SHA-256 differs)")
 
     def commit(self, record):
-        """Makes `record` the newest generation: `state.json` written (the commit), then the files no kept
-        generation names deleted. Every file `record` names must be written already."""
+        """Makes `record` the newest generation: `state.json` written (the commit; `prune` then deletes the files
+        no kept generation names). Every file `record` names must be written already."""
         epoch = record["epoch"]
         if "sha256" not in record:
             record = dict(record, sha256=self.digests(record))
@@ -231,10 +231,7 @@ class RunState:
         if self.extension is not None:
             written["extension"] = self.extension
         fileio.write_json(self.state_path, written)
-        fault_point("state", epoch)
         self.generations = kept
-        self.prune()
-        fault_point("prune", epoch)
 
     def keep_only(self, record):
         """After resuming from `record` (perhaps an older generation than the newest), forget the newer ones:
@@ -320,6 +317,7 @@ class RunState:
             self.legacy = None
             self.commit(generation(epoch, weights_name(epoch), entries, best,
                                    stopped=finished and len(entries) == len(history)))
+            self.prune()
             return self.current
         raise RunStateError(f"{self.backup_dir} was written by an earlier version of the zoo and stopped between "
                             "the writes of an epoch: the run cannot resume exactly; pass --overwrite to train again")
@@ -342,12 +340,3 @@ def weights_readable(path):
             return True
     except (OSError, ValueError):
         return False
-
-
-def remove_backup(backup_dir, previous_results):
-    """Once `results.json` is written: deletes the backup and a finished run's earlier results (superseded by
-    a run trained further). Never call it before: the backup is what a rerun evaluates until then."""
-    shutil.rmtree(backup_dir, ignore_errors=True)
-    fault_point("cleanup")
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(previous_results)

@@ -12,6 +12,7 @@ from zoo.data.tokenizer import Tokenizer
 from zoo.errors import TrainError
 from zoo.models.him import HIM
 from zoo.runs import layout, load_run
+from zoo.runs.directory import RunDirectory
 from zoo.runs.evaluation import evaluate_examples, format_results
 from zoo.runs.record import RunRecord, save_record
 from zoo.runs.results import RunResults
@@ -77,6 +78,6 @@ def combine_members(config):
         dev=evaluate_examples(model, splits["validation"], tree_run.vocab, tokenizer, config.settings),
         test=evaluate_examples(model, splits["test"], tree_run.vocab, tokenizer, config.settings),
         epochs_run=0, history=[], parameters=parameter_counts(model))
-    layout.write_results(run_dir, results)  # sealed by the run's manifest, as a trained run's results
+    RunDirectory(run_dir).write_results(results)  # sealed by the run's manifest, as a trained run's results
     logger.info(format_results(results))
     return TrainOutcome(run_dir, results, record, model=model)

@@ -19,6 +19,7 @@ from zoo.constants import LABELS
 from zoo.data.embeddings import EmbeddingMatrix
 from zoo.data.tokenizer import Tokenizer
 from zoo.runs import layout
+from zoo.runs.manifest import seal
 from zoo.runs.record import InitFrom, RunRecord, save_record
 from zoo.runs.run import build_model
 
@@ -69,5 +70,5 @@ def write_untrained_run(config, vocab):
     vocab.save(os.path.join(run_dir, layout.VOCAB_FILE))
     keras.utils.set_random_seed(config.seed)
     layout.save_weights(build_model(record), os.path.join(run_dir, layout.BEST_WEIGHTS_FILE))
-    layout.seal(run_dir)
+    seal(run_dir)
     return run_dir

@@ -12,7 +12,7 @@ class ResumableEarlyStopping(ReplayingMonitor):
     epochs of the history before a resume (`ReplayingMonitor`).
 
     Args:
-        history: the `EpochHistory` callback of the run (read at the first epoch).
+        history: what holds the run's finished epochs as `.epochs` (its `RunDirectory`; read at the first epoch).
         monitor: the metric, e.g. `"val_accuracy"`.
         patience: epochs without improvement before stopping; None or 0 never stops.
     """

@@ -25,7 +25,7 @@ class LossGrowthGuard(keras.callbacks.Callback):
     step, takes its first epoch's mean loss from `history.json` instead.
 
     Args:
-        history: the run's `EpochHistory` (its finished epochs, on resume).
+        history: what holds the run's finished epochs as `.epochs` (its `RunDirectory`; on resume).
         growth: the factor that is flagged (default `GROWTH`).
 
     Attributes:

@@ -17,7 +17,7 @@ class ReplayingMonitor(keras.callbacks.Callback):
     `on_no_improvement` after each epoch.
 
     Args:
-        history: the run's `EpochHistory` (read at the first epoch; put this callback before it).
+        history: what holds the run's finished epochs as `.epochs` (its `RunDirectory`; read at the first epoch).
         monitor: the dev metric, higher is better.
         ties_improve: whether a value equal to the best counts as an improvement.
 

@@ -62,9 +62,9 @@ class HalveOnPlateau(ReplayingMonitor):
     `learning_rate` (TensorBoard's `epoch_learning_rate`).
 
     Args:
-        history: the run's `EpochHistory` (put this callback before it).
+        history: what holds the run's finished epochs as `.epochs` (its `RunDirectory`).
         learning_rate: the initial learning rate.
-        best_path: the run's `best.weights.h5` (published by `Backup` after each commit).
+        best_path: the run's `best.weights.h5` (published by the run directory after each commit).
         monitor: the dev metric, higher is better.
         factor: the multiplier of each halving.
         max_halvings: halvings allowed before stopping (None: never stop).
