@@ -187,19 +187,9 @@ def prefixed_log_calls(source):
 
 
 def test_a_messages_prefix_is_its_loggers_not_its_text():
-    from zoo.commands.messages import LEGACY_PREFIXED
-
-    def legacy_module(name):
-        return any(name == m or name.startswith(m + ".") for m in LEGACY_PREFIXED)
-
     prefixed = {name: lines for name, path in MODULES.items()
-                if not legacy_module(name) and (lines := prefixed_log_calls(path.read_text(encoding="utf-8")))}
+                if (lines := prefixed_log_calls(path.read_text(encoding="utf-8")))}
     assert prefixed == {}, "messages that write their [prefix]: zoo.commands.messages.PREFIXES maps the logger to it"
-    # the modules left to the run directory's restructuring still write theirs (drop a name here once it is done)
-    legacy = {name for name, path in MODULES.items()
-              if legacy_module(name) and prefixed_log_calls(path.read_text(encoding="utf-8"))}
-    assert {name.rsplit(".", 1)[0] if name.startswith("zoo.training.callbacks.") else name for name in legacy} == \
-        set(LEGACY_PREFIXED)
 
 
 def test_the_prefix_checks_see_every_form():

@@ -215,7 +215,7 @@ def test_the_commands_handler_prints_each_message_with_its_loggers_prefix_on_the
     logging.getLogger("zoo.runs.datasets").debug("a detail")  # below the level
     logging.getLogger("zoo.training.inputs.vocabulary").info("12 ids")  # a child logger: its own prefix
     logging.getLogger("zoo.commands.evaluate").info("written to R/e.json")  # a command's: the command's name
-    logging.getLogger("zoo.training.ensemble").info("model him: test accuracy 0.5")  # no prefix: as it is
+    logging.getLogger("zoo.runs.manifest").info("runs/esim is used unchecked")  # no prefix: as it is
     logging.getLogger("zoo.data.vectors.progress").info("1.0 MB", extra={"start": "\r", "end": ""})
     logging.getLogger("zoo.data.vectors.progress").warning("done")
     try:
@@ -224,7 +224,7 @@ def test_the_commands_handler_prints_each_message_with_its_loggers_prefix_on_the
         logging.getLogger("zoo.demo.app").error("esim failed:", exc_info=True)
     out, err = capsys.readouterr()
     assert out == ("[sweep] trial 0 (of 6): model=esim\n[vocabulary] 12 ids\n[evaluate] written to R/e.json\n"
-                   "model him: test accuracy 0.5\n")
+                   "runs/esim is used unchecked\n")
     assert err.startswith("\r[vectors] 1.0 MB[vectors] done\n[demo] esim failed:\nTraceback (most recent call last):")
     assert err.endswith("ValueError: bad pair\n")
 

@@ -27,9 +27,8 @@ STDERR_LOGGERS = ("zoo.data.vectors", "zoo.presets", "zoo.demo", "zoo.fileio.loc
 LEVELS = {"quiet": logging.WARNING, None: logging.INFO, "verbose": logging.DEBUG}
 
 # The prefix of each logger's messages (with the loggers below it; the longest name that matches wins). A logger
-# of `zoo.commands` takes its command's name. Loggers not named here print their messages as they are: tables
-# and lines without a prefix (a run's results, a manifest's note) and, until the run directory's restructuring
-# takes the prefixes out of their text, the run directory's and the trainer's modules (`LEGACY_PREFIXED`).
+# of `zoo.commands` takes its command's name. Loggers not named here print their messages as they are (a
+# manifest's note).
 PREFIXES = {
     "zoo.comparison.tuner": "sweep",
     "zoo.data.vectors": "vectors",
@@ -47,20 +46,20 @@ PREFIXES = {
     "zoo.reproduction.estimate": "dry-run",
     "zoo.runs.alignment.note": "note",
     "zoo.runs.datasets": "data",
+    "zoo.runs.directory": "train",
+    "zoo.runs.layout": "train",
+    "zoo.runs.restore": "train",
+    "zoo.runs.state": "train",
     "zoo.runs.datasets.trees": "trees",
     "zoo.runs.evaluation.note": "note",
+    "zoo.training.callbacks": "train",
+    "zoo.training.ensemble": "train",
     "zoo.training.inputs": "data",
     "zoo.training.inputs.embeddings": "embeddings",
     "zoo.training.inputs.vocabulary": "vocabulary",
+    "zoo.training.trainer": "train",
 }
 COMMANDS_LOGGER = "zoo.commands"
-# The modules whose messages still carry their `[train]` prefix in their text (the run directory's protocol and
-# the trainer, restructured on their own branch: strip the prefix there and name them in PREFIXES as "train");
-# tests/test_architecture.py keeps every other logger call free of a written prefix.
-LEGACY_PREFIXED = ("zoo.runs.directory", "zoo.runs.layout", "zoo.runs.restore", "zoo.runs.state",
-                   "zoo.training.trainer", "zoo.training.callbacks")
-
-
 def _under(name, parent):
     return name == parent or name.startswith(parent + ".")
 

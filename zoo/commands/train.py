@@ -168,8 +168,7 @@ def train_command(args, prog):
         trained = train(config)
     except UserError as error:  # TrainError, and a --run-dir it must not write (OutputError); Ctrl-C: 130
         stop(prog, error, 130 if isinstance(error, TrainInterrupted) else 2)
-    if args.quiet:  # the run's scores are the command's output: the trainer logs them at INFO, --quiet keeps them
-        output(format_results(trained.results))
+    output(format_results(trained.results))  # the run's scores: what the command exists to print
     # a first run on the shipped sample: say why the accuracy is what it is
     say_if_near_chance({"test": trained.results.test_accuracy, "dev": trained.results.dev_accuracy})
     return trained

@@ -176,7 +176,7 @@ class RunDirectory:
         self._save(weights, self.state.path(weights_name(0)))
         fault_point("weights", 0)
         self._commit(generation(0, weights_name(0), [], None, optimizer=False, start="init_from"))
-        logger.info(f"[train] the weights of {source} are epoch 0 of {self.state.backup_dir}: a rerun starts from them")
+        logger.info(f"the weights of {source} are epoch 0 of {self.state.backup_dir}: a rerun starts from them")
 
     def restore_vocabulary(self, vocab, record):
         """Writes a finished run's `vocab.txt` again from the vocabulary rebuilt from its data, once checked to
@@ -199,7 +199,7 @@ class RunDirectory:
                                        "or the word vectors changed since; put the run's vocab.txt back, or train "
                                        "the run again with --overwrite", path, VOCAB_FILE)
         os.replace(tmp, path)
-        logger.info(f"[train] {path} rebuilt from the data (its SHA-256 is the one manifest.json records)")
+        logger.info(f"{path} rebuilt from the data (its SHA-256 is the one manifest.json records)")
 
     def extend(self, epochs):
         """Makes a finished run one that resumes from its best weights with a new optimizer: the first
@@ -213,7 +213,7 @@ class RunDirectory:
         """
         results = read_results(self.path)
         history = results.history
-        logger.info(f"[train] {self.path} finished {len(history)} epoch(s): training it further, to {epochs}, from "
+        logger.info(f"{self.path} finished {len(history)} epoch(s): training it further, to {epochs}, from "
                     "its best weights (the optimizer's moments start again; its results so far are kept in "
                     f"{layout.PREVIOUS_RESULTS_FILE})")
         # what it trains further from, as the finished run wrote it (history.json is written again below)
@@ -274,7 +274,7 @@ class RunDirectory:
             self._resumed = True
             self.history["epochs"] = [e for e in self.epochs if e["epoch"] <= epoch]
             if epoch > 0:
-                logger.info(f"[train] resuming from epoch {epoch + 1}")
+                logger.info(f"resuming from epoch {epoch + 1}")
 
     def name_best(self, epoch):
         """Names the weights of `epoch` (1-based) the best: written by its commit, published after it."""
@@ -347,7 +347,7 @@ class RunDirectory:
             fault_point("sealed")
         if stopped:
             self._finish()
-            logger.info(f"[train] removed what a stop after writing {RESULTS_FILE} left (backup/, "
+            logger.info(f"removed what a stop after writing {RESULTS_FILE} left (backup/, "
                         f"{layout.PREVIOUS_RESULTS_FILE})")
         return results
 

@@ -193,7 +193,7 @@ def prepare_run_dir(run_dir, identity, epochs, overwrite=False):
     differences = config_differences(old.identity(), identity)
     finished = os.path.exists(os.path.join(run_dir, RESULTS_FILE))
     if differences and not overwrite and not finished and never_trained(run_dir):
-        logger.warning(f"[train] {run_dir} held a run with other settings ({'; '.join(differences)}) that never "
+        logger.warning(f"{run_dir} held a run with other settings ({'; '.join(differences)}) that never "
                        "finished an epoch: starting it again with these settings")
         clear_run_dir(run_dir)
         return RunStage.NEW
@@ -260,7 +260,7 @@ def extension_state(run_dir, state, epochs, record):
             settings = record.settings.replace(train={"epochs": start})  # the finished run's, as it was
             save_record(run_dir, dataclasses.replace(record, settings=settings))
             os.replace(os.path.join(run_dir, PREVIOUS_RESULTS_FILE), os.path.join(run_dir, RESULTS_FILE))
-            logger.warning(f"[train] {run_dir}: the training further to {target} epochs had not finished an epoch: its "
+            logger.warning(f"{run_dir}: the training further to {target} epochs had not finished an epoch: its "
                            f"{start}-epoch results are back in {RESULTS_FILE}")
             return RunStage.FINISHED
         return None
@@ -313,7 +313,7 @@ def check_finished(run_dir, record=None):
         whole = False
     if not whole:
         write_json(path, wanted)
-        logger.info(f"[train] {path} written again from {RESULTS_FILE}")
+        logger.info(f"{path} written again from {RESULTS_FILE}")
     try:
         listed = stopped or check_run(run_dir, [HISTORY_FILE], expected=record is not None and record.manifest)
     except fileio.ManifestError:

@@ -50,7 +50,7 @@ def start(directory, stage, epochs, weights):
         return 0
     state.load()
     for epoch, why in state.rejected:
-        logger.warning(f"[train] {state.state_path}: its generation of epoch {epoch} is not resumed from ({why}): the "
+        logger.warning(f"{state.state_path}: its generation of epoch {epoch} is not resumed from ({why}): the "
                        "one before is")
     if state.extension is not None and state.extension["epochs"] != epochs:
         state.extension = dict(state.extension, epochs=int(epochs))  # recorded with the next commit
@@ -62,7 +62,7 @@ def start(directory, stage, epochs, weights):
             return None
         done = history_on_disk(directory)
         if done:
-            logger.warning(f"[train] {state.state_path} names no finished epoch: training starts again from "
+            logger.warning(f"{state.state_path} names no finished epoch: training starts again from "
                            f"epoch 1 (the {len(done)} epoch(s) in {HISTORY_FILE} are trained again)")
         directory._start_over()
         return 0
@@ -83,10 +83,10 @@ def restore(directory, weights, quiet=False):
             load(directory, weights, record, quiet)
         except Exception as error:  # h5py raises OSError, Keras ValueError: any unreadable file
             problems.append(f"{state.path(record['weights'])} ({first_line(error)})")
-            logger.warning(f"[train] the backup of epoch {record['epoch']} cannot be used ({first_line(error)})")
+            logger.warning(f"the backup of epoch {record['epoch']} cannot be used ({first_line(error)})")
             continue
         if problems:
-            logger.info(f"[train] resuming from the older backup of epoch {record['epoch']}")
+            logger.info(f"resuming from the older backup of epoch {record['epoch']}")
         adopt(directory, record)
         return int(record["epoch"])
     raise TrainError(f"no backup of this run can be read ({'; '.join(problems)}): delete {state.backup_dir} to train "
@@ -106,9 +106,9 @@ def load(directory, weights, record, quiet=False):
     if quiet:
         return
     if record.get("start") == "init_from":
-        logger.info(f"[train] starting from the weights copied from --init-from, committed as epoch 0 ({path})")
+        logger.info(f"starting from the weights copied from --init-from, committed as epoch 0 ({path})")
     else:
-        logger.info(f"[train] resuming a finished run trained further from its best weights (epoch "
+        logger.info(f"resuming a finished run trained further from its best weights (epoch "
                     f"{record['best']['epoch']}): the optimizer starts again")
 
 
@@ -121,10 +121,10 @@ def adopt(directory, record):
     directory._write_history(record["history"])
     directory.best = best = record.get("best")
     if best is not None and os.path.exists(best_path) and not weights_readable(best_path):
-        logger.warning(f"[train] {best_path} cannot be read: the newest readable backup is evaluated instead "
+        logger.warning(f"{best_path} cannot be read: the newest readable backup is evaluated instead "
                        f"({state.path(best['file'])}, the best weights of epoch {best['epoch']}, copied back)")
     elif best is not None and os.path.exists(best_path) and not is_committed_best(directory, record):
-        logger.warning(f"[train] {best_path} is not the best weights the state committed (changed since): written "
+        logger.warning(f"{best_path} is not the best weights the state committed (changed since): written "
                        f"again from {state.path(best['file'])}")
     state.publish_best(record, best_path)
 
@@ -173,7 +173,7 @@ def load_best(directory, weights):
             raise TrainError(f"{best_path} cannot be read ({first_line(error)}) and the run keeps no other copy of "
                              "it: train again with --overwrite (the same command gives the same results)") from None
         copy = state.path(best["file"])
-        logger.warning(f"[train] {best_path} cannot be read ({first_line(error)}): the newest readable backup is "
+        logger.warning(f"{best_path} cannot be read ({first_line(error)}): the newest readable backup is "
                        f"evaluated instead ({copy}, the best weights of epoch {best['epoch']})")
         try:
             weights.load(copy, optimizer=False)

@@ -312,7 +312,7 @@ class RunState:
             best = None
             if best_epoch is not None and os.path.exists(best_path):
                 best = self.save_best_copy(best_path, best_epoch)
-            logger.warning(f"[train] {self.backup_dir} was written by an earlier version of the zoo: resuming "
+            logger.warning(f"{self.backup_dir} was written by an earlier version of the zoo: resuming "
                            f"from its epoch {epoch}")
             self.legacy = None
             self.commit(generation(epoch, weights_name(epoch), entries, best,

@@ -13,7 +13,7 @@ from zoo.errors import TrainError
 from zoo.models.him import HIM
 from zoo.runs import layout, load_run
 from zoo.runs.directory import RunDirectory
-from zoo.runs.evaluation import evaluate_examples, format_results
+from zoo.runs.evaluation import evaluate_examples
 from zoo.runs.record import RunRecord, save_record
 from zoo.runs.results import RunResults
 from zoo.training import inputs
@@ -79,5 +79,4 @@ def combine_members(config):
         test=evaluate_examples(model, splits["test"], tree_run.vocab, tokenizer, config.settings),
         epochs_run=0, history=[], parameters=parameter_counts(model))
     RunDirectory(run_dir).write_results(results)  # sealed by the run's manifest, as a trained run's results
-    logger.info(format_results(results))
     return TrainOutcome(run_dir, results, record, model=model)

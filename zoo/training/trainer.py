@@ -34,7 +34,7 @@ from zoo.quiet import describe_thread_layout, import_tensorflow
 from zoo.runs import layout, load_run
 from zoo.runs.datasets import length_grid, length_notes, make_model_batches
 from zoo.runs.directory import RunDirectory
-from zoo.runs.evaluation import evaluate_examples, format_results
+from zoo.runs.evaluation import evaluate_examples
 from zoo.runs.optimizer import build_optimizer
 from zoo.runs.record import load_record
 from zoo.runs.results import RunResults
@@ -102,7 +102,7 @@ def load_init_run(config, tokenizer, directory, recorded=None, committed=False):
         raise TrainError(f"--init-from {config.init_from} tokenized with {old.tokenizer_config}, this run with "
                          f"{tokenizer.get_config()}: keep the preset's lowercase setting")
     accuracy = None if results is None else results.test_accuracy
-    logger.info(f"[train] starting from {config.init_from} ({old.model}, {len(run.vocab):,} words, test accuracy "
+    logger.info(f"starting from {config.init_from} ({old.model}, {len(run.vocab):,} words, test accuracy "
                 f"{'unknown' if accuracy is None else format(accuracy, '.4f')})")
     return run
 
@@ -278,10 +278,10 @@ def train_in(directory, config, strategy, started, extra_callbacks=()):
         return finished(directory, previous)
     if stage is RunStage.EXTEND:  # (its history from results.json: history.json is written again from it)
         directory.extend(config.train.epochs)  # the state's first generation: the best weights
-    logger.info(f"[train] run directory {directory.path} ({'resuming' if stage is not RunStage.NEW else 'new run'})")
-    logger.debug(f"[train] configuration: {json.dumps(config.to_json(), sort_keys=True, default=str)}")
+    logger.info(f"run directory {directory.path} ({'resuming' if stage is not RunStage.NEW else 'new run'})")
+    logger.debug(f"configuration: {json.dumps(config.to_json(), sort_keys=True, default=str)}")
     keras.utils.set_random_seed(config.seed)
-    logger.info(f"[train] strategy: {describe(strategy)}; TensorFlow threads: {describe_thread_layout(tf)}")
+    logger.info(f"strategy: {describe(strategy)}; TensorFlow threads: {describe_thread_layout(tf)}")
     committed = stage is not RunStage.NEW and directory.committed
     recorded_init = previous.init_from if previous is not None else None
     data = prepare_data(config, directory, stage, recorded_init, committed)
@@ -303,7 +303,6 @@ def train_in(directory, config, strategy, started, extra_callbacks=()):
     results = results.replace(vocabulary=data.vocabulary_report, inputs=data.notes,
                               timing={**results.timing, "total_seconds": time.time() - started})
     directory.write_results(results)  # then the backup and earlier results go: only now are results safe
-    logger.info(format_results(results))
     return TrainOutcome(directory.path, results, record, model=model, vocab=data.vocab, tokenizer=data.tokenizer,
                         embeddings=data.embeddings)
 
@@ -348,8 +347,7 @@ def finished(directory, record):
         results = directory.finished(record)
     except ValueError as error:  # a file that is not the run's (ManifestError), named with its remedy
         raise TrainError(str(error)) from None
-    logger.info(f"[train] {directory.path} already finished (pass --overwrite to train again)")
-    logger.info(format_results(results))
+    logger.info(f"{directory.path} already finished (pass --overwrite to train again)")
     return TrainOutcome(directory.path, results, record, trained=False)
 
 
@@ -364,7 +362,7 @@ def make_batches(config, data):
                                           epoch=randomness.epoch if split == "train" else None)
                 for split in ("train", "validation")}
     grid = length_grid(config.data)
-    logger.info(f"[train] batch shapes: at most {grid.num_cells} ({grid}), batch dimension {config.train.batch_size}")
+    logger.info(f"batch shapes: at most {grid.num_cells} ({grid}), batch dimension {config.train.batch_size}")
     return Batches(datasets, shapes, randomness)
 
 
@@ -388,7 +386,7 @@ def fit_and_evaluate(config, directory, model, data, stage, strategy, extra_call
             build_optimizer(model)
     if initial_epoch is not None:
         fit_in_cluster(model, batches.datasets, config, callbacks, initial_epoch, directory.path)
-        logger.info(f"[train] training saw {batches.shapes['train'].describe()}; validation saw "
+        logger.info(f"training saw {batches.shapes['train'].describe()}; validation saw "
                     f"{batches.shapes['validation'].describe()}")
     fit_seconds = time.time() - fit_started
     best_epoch = directory.load_best(weights)  # the epoch of the weights evaluated, reported as best_epoch
@@ -414,10 +412,10 @@ def gpu_notices(model, strategy):
     a run compiled with XLA without a compilation cache."""
     if tf.config.list_logical_devices("GPU"):
         plan = gpu_plan(model, distributed=strategy.num_replicas_in_sync > 1)
-        logger.info(f"[train] XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} "
+        logger.info(f"XLA (jit_compile): {model.jit_compile}; on a TensorFlow GPU: {len(plan['cudnn_lstms'])} "
                     f"LSTM(s) on cuDNN, {len(plan['loops'])} other recurrent loop(s); {plan['why']}")
     if model.jit_compile and compile_cache.UNAVAILABLE:
-        logger.warning(f"[train] no compilation cache: {compile_cache.UNAVAILABLE['why']}; set NLI_ZOO_CACHE or "
+        logger.warning(f"no compilation cache: {compile_cache.UNAVAILABLE['why']}; set NLI_ZOO_CACHE or "
                        "--compile-cache to a writable folder to keep the compiled steps for a rerun")
 
 

@@ -26,4 +26,4 @@ class ResumableEarlyStopping(ReplayingMonitor):
         if self.patience and self.wait >= self.patience:
             self.stopped_epoch = epoch + 1
             self.model.stop_training = True
-            logger.info(f"[train] early stopping: no {self.monitor} improvement for {self.patience} epochs")
+            logger.info(f"early stopping: no {self.monitor} improvement for {self.patience} epochs")

@@ -21,7 +21,7 @@ class EpochMarker(keras.callbacks.Callback):
         self.pause = pause
 
     def on_epoch_end(self, epoch, logs=None):
-        logger.info(f"[train] epoch {epoch + 1} done")
+        logger.info(f"epoch {epoch + 1} done")
         sys.stdout.flush()
         if self.pause:
             time.sleep(self.pause)

@@ -88,7 +88,7 @@ class AttentionImages(EveryNthEpoch):
         outputs = self.model.explain(self.inputs)
         if "attention" not in outputs:
             self.enabled = False
-            logger.warning("[train] the model has no attention: no attention images")
+            logger.warning("the model has no attention: no attention images")
             return
         # Step N for epoch N, as the console, history.json and the image titles count.
         self.write(epoch + 1, {key: np.asarray(value) for key, value in outputs.items()})

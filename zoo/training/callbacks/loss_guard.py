@@ -62,7 +62,7 @@ class LossGrowthGuard(keras.callbacks.Callback):
         elif self.first > 0 and loss > self.growth * self.first:
             self.flagged = {"first_loss": self.first, "loss": loss, "growth": loss / self.first,
                             "epoch": self.epoch + 1, "step": batch + 1}
-            logger.warning(f"[train] warning: the training loss grew {loss / self.first:,.0f}-fold over its first "
+            logger.warning(f"warning: the training loss grew {loss / self.first:,.0f}-fold over its first "
                            f"value ({self.first:.4g} to {loss:.4g} at epoch {self.epoch + 1}, step {batch + 1}): the "
                            "learning rate is likely far too large (recorded in results.json as loss_growth)")
 

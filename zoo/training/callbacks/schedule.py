@@ -111,13 +111,13 @@ class HalveOnPlateau(ReplayingMonitor):
 
     def on_no_improvement(self, epoch, logs):
         if not self._halved:
-            logger.info(f"[train] no {self.monitor} improvement for {self.wait} epoch(s): the learning rate halves "
+            logger.info(f"no {self.monitor} improvement for {self.wait} epoch(s): the learning rate halves "
                         f"after {self.wait_epochs}")
             return
-        logger.info(f"[train] no {self.monitor} improvement: learning rate halved to {self.learning_rate:.3g} "
+        logger.info(f"no {self.monitor} improvement: learning rate halved to {self.learning_rate:.3g} "
                     f"(halving {self.halvings}), best weights reloaded")
         if os.path.exists(self.best_path):
             self.model.load_weights(self.best_path)
         if self.max_halvings is not None and self.halvings > self.max_halvings:
             self.model.stop_training = True
-            logger.info(f"[train] early stopping: {self.halvings} halvings (more than {self.max_halvings})")
+            logger.info(f"early stopping: {self.halvings} halvings (more than {self.max_halvings})")

@@ -147,7 +147,7 @@ def write_hparams_session(logdir, hparams, trial_id):
     try:
         from tensorboard.plugins.hparams import api as hp
     except ImportError:
-        logger.warning("[train] the tensorboard package is not installed: hyperparameters not logged")
+        logger.warning("the tensorboard package is not installed: hyperparameters not logged")
         return
     import shutil
 
